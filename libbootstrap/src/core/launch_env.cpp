@@ -1,0 +1,187 @@
+#include "core/launch_env.hpp"
+
+#include "core/hostlist.hpp"
+#include "core/numbers.hpp"
+#include "core/port_choice.hpp"
+
+namespace sddp {
+namespace {
+
+std::string_view node_distribution(std::string_view dist) {
+    // "block:cyclic,Pack": the part before ':' or ',' is how tasks spread over nodes.
+    return dist.substr(0, dist.find_first_of(":,"));
+}
+
+Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
+                                const LaunchContext& ctx, std::string& source) {
+    if (opts.addr) {
+        source = "option";
+        return *opts.addr;
+    }
+    std::string host;
+    if (node_distribution(f.distribution) == "arbitrary") {
+        if (!ctx.hostfile_first_host) {
+            return make_error(
+                Errc::missing_input,
+                "MASTER_ADDR cannot be known under --distribution=arbitrary: the host of task 0 "
+                "is the first line of SLURM_HOSTFILE" +
+                    (f.hostfile ? "=" + quote_value(*f.hostfile) +
+                                      ", which is not readable on node " + quote_value(f.node_name)
+                                : std::string(", which is not set")) +
+                    "; put the host file on a shared file system or give --ddp=addr=HOST");
+        }
+        host = *ctx.hostfile_first_host;
+        source = "hostfile";
+    } else {
+        host = f.nodes.front();
+        source = "nodelist";
+    }
+    if (opts.addr_suffix) host += *opts.addr_suffix;
+    return host;
+}
+
+}  // namespace
+
+const std::vector<std::string>& launch_variable_names() {
+    static const std::vector<std::string> kNames{
+        "MASTER_ADDR",     "MASTER_PORT",    "RANK",
+        "LOCAL_RANK",      "WORLD_SIZE",     "LOCAL_WORLD_SIZE",
+        "NODE_RANK",       "GROUP_RANK",     "GROUP_WORLD_SIZE",
+        "NNODES",          "ROLE_RANK",      "ROLE_WORLD_SIZE",
+        "ROLE_NAME",       "SLURM_DDP_STEP", "SLURM_DDP_TIMEOUT",
+        "SLURM_DDP_SECRET"};
+    return kNames;
+}
+
+std::optional<std::string> first_host_in_hostfile(std::string_view text) {
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        auto line = text.substr(0, nl);
+        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+        if (const auto hash = line.find('#'); hash != std::string_view::npos)
+            line = line.substr(0, hash);
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
+            line.remove_prefix(1);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
+            line.remove_suffix(1);
+        if (line.empty()) continue;
+        // A line may hold a host list ("n[1-2],n5"); task 0 runs on its first host.
+        auto first = first_hostlist_host(line.substr(0, line.find_first_of(" \t")));
+        if (!first) return std::nullopt;
+        return *first;
+    }
+    return std::nullopt;
+}
+
+Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
+                                    const LaunchContext& ctx) {
+    LaunchEnv e;
+    e.rank = f.procid;
+    e.world_size = f.ntasks;
+    e.local_rank = f.localid;
+    e.local_world_size = f.tasks_per_node.at(f.nodeid);
+    e.node_rank = f.nodeid;
+    e.nnodes = f.nnodes;
+    e.step_tag = std::to_string(f.job_id) + "." + std::to_string(f.step_id);
+
+    const bool override_env = opts.override_env.value_or(false);
+    if (ctx.user_master_addr && !ctx.user_master_addr->empty() && !override_env) {
+        e.master_addr = *ctx.user_master_addr;
+        e.addr_source = "user";
+    } else {
+        SDDP_TRY(host, master_host(f, opts, ctx, e.addr_source));
+        e.master_addr = host;
+        // Rank 0 can check the claim that it runs on the master host; a mismatch means the
+        // layout is not what Slurm's variables say, and every other rank would wait in vain.
+        if (e.rank == 0 && e.addr_source != "option" && !f.node_name.empty()) {
+            const std::string expected = f.node_name + opts.addr_suffix.value_or("");
+            if (expected != e.master_addr) {
+                return make_error(Errc::invalid_input,
+                                  "rank 0 runs on node " + quote_value(f.node_name) +
+                                      " but MASTER_ADDR would be " + quote_value(e.master_addr) +
+                                      " (from the " + e.addr_source +
+                                      ", SLURM_DISTRIBUTION=" + quote_value(f.distribution) +
+                                      "); give --ddp=addr=HOST to name rank 0's host");
+            }
+        }
+    }
+
+    if (ctx.user_master_port && !ctx.user_master_port->empty() && !override_env) {
+        const auto p = parse_decimal(*ctx.user_master_port, 65535);
+        if (!p || *p == 0) {
+            return make_error(Errc::invalid_input,
+                              "MASTER_PORT=" + quote_value(*ctx.user_master_port) +
+                                  " (exported by you) is not a port number; unset it, fix it, or "
+                                  "use --ddp=override to let --ddp choose");
+        }
+        e.master_port = static_cast<std::uint16_t>(*p);
+        e.port_source = "user";
+    } else {
+        SDDP_TRY(port,
+                 choose_master_port(
+                     f.job_id, f.step_id, f.het_offset,
+                     f.resv_ports ? std::optional<std::string_view>(*f.resv_ports) : std::nullopt,
+                     opts, ctx.ephemeral_ports));
+        e.master_port = port.port;
+        e.port_source = port.source;
+    }
+
+    auto set = [&](std::string name, std::string value, bool keep = false) {
+        e.vars.push_back(EnvAssignment{std::move(name), std::move(value), keep});
+    };
+    set("MASTER_ADDR", e.master_addr, !override_env);
+    set("MASTER_PORT", std::to_string(e.master_port), !override_env);
+    set("RANK", std::to_string(e.rank));
+    set("LOCAL_RANK", std::to_string(e.local_rank));
+    set("WORLD_SIZE", std::to_string(e.world_size));
+    set("LOCAL_WORLD_SIZE", std::to_string(e.local_world_size));
+    set("NODE_RANK", std::to_string(e.node_rank));
+    set("GROUP_RANK", std::to_string(e.node_rank));
+    set("GROUP_WORLD_SIZE", std::to_string(e.nnodes));
+    set("NNODES", std::to_string(e.nnodes));
+    set("ROLE_RANK", std::to_string(e.rank));
+    set("ROLE_WORLD_SIZE", std::to_string(e.world_size));
+    set("ROLE_NAME", "default");
+    set("SLURM_DDP_STEP", e.step_tag);
+    if (opts.timeout_s) set("SLURM_DDP_TIMEOUT", std::to_string(*opts.timeout_s));
+    return e;
+}
+
+Result<std::vector<std::vector<std::uint32_t>>> ranks_per_node(const StepFacts& f) {
+    std::vector<std::vector<std::uint32_t>> out(f.nnodes);
+    const auto dist = node_distribution(f.distribution);
+    if (dist == "arbitrary") {
+        return make_error(Errc::unsupported,
+                          "the rank layout of an arbitrary distribution is only in SLURM_HOSTFILE");
+    }
+    std::uint32_t plane = 1;
+    if (dist.substr(0, 6) == "plane=") {
+        const auto p = parse_decimal(dist.substr(6), 1u << 20);
+        if (!p || *p == 0)
+            return make_error(Errc::invalid_input,
+                              "SLURM_DISTRIBUTION=" + quote_value(f.distribution));
+        plane = static_cast<std::uint32_t>(*p);
+    }
+    std::uint32_t rank = 0;
+    if (dist == "cyclic" || plane > 1) {
+        // Round robin over nodes that still have room, `plane` tasks at a time.
+        while (rank < f.ntasks) {
+            bool placed = false;
+            for (std::uint32_t n = 0; n < f.nnodes && rank < f.ntasks; ++n) {
+                for (std::uint32_t k = 0;
+                     k < plane && out[n].size() < f.tasks_per_node[n] && rank < f.ntasks; ++k) {
+                    out[n].push_back(rank++);
+                    placed = true;
+                }
+            }
+            if (!placed) break;
+        }
+    } else {
+        for (std::uint32_t n = 0; n < f.nnodes; ++n) {
+            for (std::uint32_t k = 0; k < f.tasks_per_node[n]; ++k) out[n].push_back(rank++);
+        }
+    }
+    return out;
+}
+
+}  // namespace sddp

@@ -1,0 +1,56 @@
+// LaunchEnv: the torchrun-compatible environment one task gets from `--ddp`.
+//
+// derive_launch_env is the single pure function that turns Slurm's facts and the merged options
+// into variables. The plugin, the CLI (`slurm-ddp env`) and libbootstrap (when the plugin is
+// absent) all call it, so the three can never disagree about a rank.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env_lookup.hpp"
+#include "core/options.hpp"
+#include "core/result.hpp"
+#include "core/step_facts.hpp"
+
+namespace sddp {
+
+struct LaunchEnv {
+    std::uint32_t rank = 0;
+    std::uint32_t world_size = 1;
+    std::uint32_t local_rank = 0;
+    std::uint32_t local_world_size = 1;
+    std::uint32_t node_rank = 0;
+    std::uint32_t nnodes = 1;
+    std::string master_addr;
+    std::uint16_t master_port = 0;
+    std::string port_source;   // "option", "reserved", "derived" or "user"
+    std::string addr_source;   // "nodelist", "hostfile", "option" or "user"
+    std::string step_tag;      // "<job>.<step>": identifies the step to the rendezvous
+    std::vector<EnvAssignment> vars;
+};
+
+// Facts the caller gathers by I/O, so that the derivation itself stays pure.
+struct LaunchContext {
+    std::optional<PortRange> ephemeral_ports;       // /proc/sys/net/ipv4/ip_local_port_range
+    std::optional<std::string> hostfile_first_host; // first host in SLURM_HOSTFILE, if readable
+    std::optional<std::string> user_master_addr;    // MASTER_ADDR already in the task env
+    std::optional<std::string> user_master_port;    // MASTER_PORT already in the task env
+};
+
+Result<LaunchEnv> derive_launch_env(const StepFacts& facts, const DdpOptions& opts,
+                                    const LaunchContext& ctx);
+
+// Which global ranks run on each node of the step, for block, cyclic and plane distributions
+// (the verbose table). Arbitrary distributions need the host file and return an error.
+Result<std::vector<std::vector<std::uint32_t>>> ranks_per_node(const StepFacts& facts);
+
+// The names of every variable --ddp may set, for documentation and for the "untouched" tests.
+const std::vector<std::string>& launch_variable_names();
+
+// First host named in a SLURM_HOSTFILE's text (one host per line; '#' comments allowed).
+std::optional<std::string> first_host_in_hostfile(std::string_view text);
+
+}  // namespace sddp

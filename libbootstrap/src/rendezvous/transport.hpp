@@ -1,0 +1,55 @@
+// The rendezvous transport: how ranks exchange small opaque records before NCCL exists.
+//
+// Every backend (TCP, PMI2) implements these four collectives. They move bytes only; what the
+// bytes mean (NCCL unique ids, preflight records) is decided by the caller. Every call is bounded
+// by the deadline given at construction and fails with Errc::timeout naming the ranks that did
+// not arrive, rather than waiting forever.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/result.hpp"
+
+namespace sddp {
+
+using Bytes = std::vector<std::uint8_t>;
+
+class Transport {
+public:
+    virtual ~Transport() = default;
+
+    virtual int rank() const = 0;
+    virtual int world_size() const = 0;
+    virtual std::string_view name() const = 0;  // "tcp" or "pmi2", for messages
+
+    // Root's `bytes` reach every rank; on other ranks `bytes` is replaced.
+    virtual Status broadcast(Bytes& bytes, int root) = 0;
+    // Every rank contributes `mine`; all receive every rank's record, indexed by rank.
+    virtual Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) = 0;
+    virtual Status barrier() = 0;
+    // Best effort: tell the other ranks to give up with `reason`; never blocks past the deadline.
+    virtual void abort(std::string_view reason) = 0;
+};
+
+// Everything a transport needs to know about this rank and its step.
+struct RendezvousConfig {
+    int rank = 0;
+    int world_size = 1;
+    int local_rank = 0;
+    int local_world_size = 1;
+    int node_rank = 0;
+    std::string master_addr;   // host of rank 0 (TCP only)
+    std::uint16_t master_port = 0;
+    std::string secret;        // raw per-step secret bytes; empty = unauthenticated (warned)
+    std::string step_tag;      // "jobid.stepid" or similar: peers from another step are refused
+    std::string host;          // this rank's host name, for error messages
+    std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+};
+
+}  // namespace sddp

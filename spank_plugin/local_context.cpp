@@ -1,0 +1,74 @@
+#include "local_context.hpp"
+
+#include <sys/random.h>
+
+#include <array>
+#include <cerrno>
+#include <string>
+
+#include "plugin_log.hpp"
+#include "plugin_state.hpp"
+
+namespace sddp::plugin {
+namespace {
+
+// 32 random bytes as hex. getrandom never returns short for <= 256 bytes once the pool is ready.
+std::optional<std::string> make_secret() {
+    std::array<unsigned char, 32> raw{};
+    ssize_t n = -1;
+    do {
+        n = getrandom(raw.data(), raw.size(), 0);
+    } while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(raw.size())) return std::nullopt;
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(raw.size() * 2);
+    for (unsigned char b : raw) {
+        hex += kHex[b >> 4];
+        hex += kHex[b & 0xf];
+    }
+    return hex;
+}
+
+// Shared by srun and sbatch: the options must be valid before anything is launched.
+bool options_valid() {
+    const auto& s = state();
+    if (!ddp_requested(s)) {
+        if (s.site_error) {
+            log_verbose("ignoring invalid plugin arguments for a step without --ddp: " +
+                        s.site_error->message);
+        }
+        return true;
+    }
+    auto opts = effective_options(s);
+    if (!opts) {
+        log_error(opts.error().message);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+int on_srun_post_opt(spank_t sp) {
+    if (!options_valid()) return -1;
+    if (!ddp_requested(state())) return 0;
+    auto secret = make_secret();
+    if (!secret) {
+        log_error("cannot read random bytes for the step secret (getrandom failed); the "
+                  "rendezvous would be unauthenticated, so the step is not launched");
+        return -1;
+    }
+    // srun's environment is the tasks' environment: the secret reaches every task of this step
+    // and no other step (each srun makes its own).
+    const spank_err_t rc = spank_setenv(sp, kSecretVar, secret->c_str(), 1);
+    if (rc != ESPANK_SUCCESS) {
+        log_error(std::string("cannot set ") + kSecretVar + ": " + spank_strerror(rc));
+        return -1;
+    }
+    return 0;
+}
+
+int on_allocator_post_opt(spank_t /*sp*/) { return options_valid() ? 0 : -1; }
+
+}  // namespace sddp::plugin

@@ -1,0 +1,17 @@
+// srun (local) and sbatch/salloc (allocator): validate options before anything is launched, and
+// create the step's rendezvous secret in srun.
+#pragma once
+
+#include "spank_api.hpp"
+
+namespace sddp::plugin {
+
+// slurm_spank_init_post_opt in srun: refuse the launch on bad options, else set the secret.
+int on_srun_post_opt(spank_t sp);
+// slurm_spank_init_post_opt in sbatch/salloc: refuse the submission on bad options.
+int on_allocator_post_opt(spank_t sp);
+
+// Name of the variable that carries the per-step secret (hex) from srun to the tasks.
+inline constexpr const char* kSecretVar = "SLURM_DDP_SECRET";
+
+}  // namespace sddp::plugin

@@ -1,0 +1,21 @@
+// Logging from inside Slurm processes.
+//
+// Everything goes through Slurm's own log functions, prefixed with the plugin name, so admins
+// find it in slurmd/slurmstepd logs. In a task (task_init) the user's terminal is the task's
+// stderr, so errors that stop a --ddp step are also written there: otherwise the user would see
+// only "task launch failed" and have to ask an admin for the slurmd log.
+#pragma once
+
+#include <string_view>
+
+namespace sddp::plugin {
+
+void log_error(std::string_view msg);
+void log_info(std::string_view msg);
+void log_verbose(std::string_view msg);
+void log_debug(std::string_view msg);
+
+// Write to the task's stderr (fd 2) in full; no stdout, no buffering, no exceptions.
+void write_task_stderr(std::string_view text);
+
+}  // namespace sddp::plugin

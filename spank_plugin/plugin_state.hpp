@@ -1,0 +1,35 @@
+// What the plugin knows in one process (srun, sbatch/salloc or one slurmstepd).
+//
+// SPANK gives no per-call user data, so the state is one static object; every process that loads
+// the plugin has its own copy. Errors are kept, not acted on, until it is known whether the step
+// asked for --ddp: a broken site configuration must never disturb steps that did not.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/options.hpp"
+#include "core/result.hpp"
+
+namespace sddp::plugin {
+
+struct PluginState {
+    DdpOptions site;                       // plugin arguments from plugstack.conf
+    std::optional<Error> site_error;       // invalid plugin arguments
+    bool user_option_given = false;        // --ddp[=...] seen (command line or #SBATCH export)
+    DdpOptions user;                       // parsed --ddp value
+    std::optional<Error> user_error;       // invalid --ddp value
+    std::string user_text;                 // the --ddp value as typed, for messages
+};
+
+PluginState& state();
+
+// Whether this step runs with --ddp: asked for, or on by site default and not turned off.
+bool ddp_requested(const PluginState& s);
+
+// Site options merged with the user's, or the first configuration error.
+Result<DdpOptions> effective_options(const PluginState& s);
+
+inline constexpr const char* kPluginName = "slurm-ddp";
+
+}  // namespace sddp::plugin

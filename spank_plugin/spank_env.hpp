@@ -1,0 +1,22 @@
+// The task's environment as the core sees it, through spank_getenv/spank_setenv.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/env_lookup.hpp"
+#include "core/result.hpp"
+#include "spank_api.hpp"
+
+namespace sddp::plugin {
+
+// Values longer than this are treated as absent-and-invalid: no variable Slurm sets comes close,
+// and the plugin must not allocate without bound from a user's environment.
+inline constexpr int kMaxEnvValue = 1 << 20;
+
+EnvLookup spank_env(spank_t sp);
+
+// Apply assignments; `keep_existing` ones are left alone where the variable is already set.
+Status apply_env(spank_t sp, const std::vector<EnvAssignment>& vars);
+
+}  // namespace sddp::plugin

@@ -1,0 +1,220 @@
+// derive_launch_env and read_step_facts: the mapping from Slurm's variables to torchrun's.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "core/launch_env.hpp"
+#include "core/step_facts.hpp"
+
+using namespace sddp;
+
+namespace {
+
+using Vars = std::map<std::string, std::string, std::less<>>;
+
+// A task of `srun -N<nodes> -n<tasks>` with Slurm's variables as slurmstepd sets them.
+Vars slurm_task(std::uint32_t procid, std::uint32_t localid, std::uint32_t nodeid,
+                std::uint32_t ntasks, const std::string& nodelist, std::uint32_t nnodes,
+                const std::string& tasks_per_node, const std::string& nodename) {
+    return Vars{{"SLURM_JOB_ID", "1234"},
+                {"SLURM_STEP_ID", "3"},
+                {"SLURM_PROCID", std::to_string(procid)},
+                {"SLURM_LOCALID", std::to_string(localid)},
+                {"SLURM_NODEID", std::to_string(nodeid)},
+                {"SLURM_STEP_NUM_TASKS", std::to_string(ntasks)},
+                {"SLURM_STEP_NUM_NODES", std::to_string(nnodes)},
+                {"SLURM_STEP_NODELIST", nodelist},
+                {"SLURM_STEP_TASKS_PER_NODE", tasks_per_node},
+                {"SLURMD_NODENAME", nodename},
+                {"SLURM_DISTRIBUTION", "block"}};
+}
+
+std::map<std::string, std::string> as_map(const LaunchEnv& e) {
+    std::map<std::string, std::string> m;
+    for (const auto& v : e.vars) m[v.name] = v.value;
+    return m;
+}
+
+Result<LaunchEnv> derive(const Vars& vars, const DdpOptions& opts = {},
+                         const LaunchContext& ctx = {}) {
+    auto facts = read_step_facts(map_env(vars));
+    if (!facts) return facts.take_error();
+    return derive_launch_env(*facts, opts, ctx);
+}
+
+}  // namespace
+
+TEST(LaunchEnv, TwoNodesFourTasksEach) {
+    // rank 6 = node 1, local 2 of `srun -N2 --ntasks-per-node=4`
+    auto e = derive(slurm_task(6, 2, 1, 8, "gpu[007-008]", 2, "4(x2)", "gpu008"));
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    auto m = as_map(*e);
+    EXPECT_EQ(m["MASTER_ADDR"], "gpu007");
+    EXPECT_EQ(m["RANK"], "6");
+    EXPECT_EQ(m["LOCAL_RANK"], "2");
+    EXPECT_EQ(m["WORLD_SIZE"], "8");
+    EXPECT_EQ(m["LOCAL_WORLD_SIZE"], "4");
+    EXPECT_EQ(m["NODE_RANK"], "1");
+    EXPECT_EQ(m["GROUP_RANK"], "1");
+    EXPECT_EQ(m["GROUP_WORLD_SIZE"], "2");
+    EXPECT_EQ(m["NNODES"], "2");
+    EXPECT_EQ(m["ROLE_RANK"], "6");
+    EXPECT_EQ(m["ROLE_WORLD_SIZE"], "8");
+    EXPECT_EQ(m["SLURM_DDP_STEP"], "1234.3");
+    EXPECT_FALSE(m["MASTER_PORT"].empty());
+    for (const auto& [k, v] : m) EXPECT_EQ(k.rfind("TORCHELASTIC", 0), std::string::npos) << k;
+}
+
+TEST(LaunchEnv, UnevenLayoutGivesPerNodeLocalWorldSize) {
+    // srun -n5 -N2: 3 tasks on the first node, 2 on the second.
+    auto first = derive(slurm_task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1"));
+    auto second = derive(slurm_task(4, 1, 1, 5, "n[1-2]", 2, "3,2", "n2"));
+    ASSERT_TRUE(first.ok() && second.ok());
+    EXPECT_EQ(as_map(*first)["LOCAL_WORLD_SIZE"], "3");
+    EXPECT_EQ(as_map(*second)["LOCAL_WORLD_SIZE"], "2");
+    EXPECT_EQ(as_map(*first)["MASTER_PORT"], as_map(*second)["MASTER_PORT"]);
+}
+
+TEST(LaunchEnv, AllTasksOfAStepAgreeOnMaster) {
+    std::set<std::string> addrs, ports;
+    for (std::uint32_t r = 0; r < 12; ++r) {
+        auto e = derive(slurm_task(r, r % 4, r / 4, 12, "rack[1-3]-n01", 3, "4(x3)",
+                                   "rack" + std::to_string(r / 4 + 1) + "-n01"));
+        ASSERT_TRUE(e.ok()) << e.error().message;
+        addrs.insert(e->master_addr);
+        ports.insert(std::to_string(e->master_port));
+    }
+    EXPECT_EQ(addrs, std::set<std::string>{"rack1-n01"});
+    EXPECT_EQ(ports.size(), 1u);
+}
+
+TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
+    LaunchContext ctx;
+    ctx.user_master_addr = "10.1.2.3";
+    ctx.user_master_port = "29555";
+    auto v = slurm_task(1, 1, 0, 2, "n1", 1, "2", "n1");
+    auto kept = derive(v, {}, ctx);
+    ASSERT_TRUE(kept.ok());
+    EXPECT_EQ(kept->master_addr, "10.1.2.3");
+    EXPECT_EQ(kept->master_port, 29555);
+    EXPECT_EQ(kept->port_source, "user");
+    DdpOptions o;
+    o.override_env = true;
+    auto replaced = derive(v, o, ctx);
+    ASSERT_TRUE(replaced.ok());
+    EXPECT_EQ(replaced->master_addr, "n1");
+    EXPECT_NE(replaced->master_port, 29555);
+    ctx.user_master_port = "lots";
+    auto bad = derive(v, {}, ctx);
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("lots"), std::string::npos);
+}
+
+TEST(LaunchEnv, AddressOptions) {
+    auto v = slurm_task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    DdpOptions suffix;
+    suffix.addr_suffix = "-ib";
+    EXPECT_EQ(derive(v, suffix)->master_addr, "n1-ib");
+    DdpOptions literal;
+    literal.addr = "fabric0";
+    EXPECT_EQ(derive(v, literal)->master_addr, "fabric0");
+}
+
+TEST(LaunchEnv, ArbitraryDistributionUsesHostFile) {
+    auto v = slurm_task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    v["SLURM_DISTRIBUTION"] = "arbitrary";
+    v["SLURM_HOSTFILE"] = "/nonexistent/hosts";
+    auto missing = derive(v);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().message.find("SLURM_HOSTFILE"), std::string::npos);
+    EXPECT_NE(missing.error().message.find("--ddp=addr="), std::string::npos);
+    LaunchContext ctx;
+    ctx.hostfile_first_host = first_host_in_hostfile("# layout\n\n n2 \nn1\n");
+    auto e = derive(v, {}, ctx);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->master_addr, "n2");
+    EXPECT_EQ(e->addr_source, "hostfile");
+}
+
+TEST(LaunchEnv, RankZeroOnAnotherHostIsAnError) {
+    // Rank 0 claims node n2 while the nodelist starts with n1: never hand out a wrong master.
+    auto e = derive(slurm_task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n2"));
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("n2"), std::string::npos);
+}
+
+TEST(LaunchEnv, TimeoutOptionIsExported) {
+    DdpOptions o;
+    o.timeout_s = 42;
+    auto e = derive(slurm_task(0, 0, 0, 1, "n1", 1, "1", "n1"), o);
+    EXPECT_EQ(as_map(*e)["SLURM_DDP_TIMEOUT"], "42");
+}
+
+struct BadEnv {
+    const char* variable;
+    const char* value;  // nullptr: remove the variable
+    const char* must_mention;
+};
+
+class StepFactErrors : public ::testing::TestWithParam<BadEnv> {};
+
+TEST_P(StepFactErrors, NameVariableAndValue) {
+    auto v = slurm_task(5, 1, 1, 8, "n[1-2]", 2, "4(x2)", "n2");
+    const auto& p = GetParam();
+    if (p.value == nullptr) {
+        v.erase(p.variable);
+        if (std::string(p.variable) == "SLURM_STEP_NUM_TASKS") v.erase("SLURM_NTASKS");
+    } else {
+        v[p.variable] = p.value;
+    }
+    auto f = read_step_facts(map_env(v));
+    ASSERT_FALSE(f.ok()) << p.variable << "=" << (p.value ? p.value : "(unset)");
+    EXPECT_NE(f.error().message.find(p.must_mention), std::string::npos) << f.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, StepFactErrors,
+    ::testing::Values(
+        BadEnv{"SLURM_PROCID", nullptr, "SLURM_PROCID is not set"},
+        BadEnv{"SLURM_PROCID", "", "SLURM_PROCID is empty"},
+        BadEnv{"SLURM_PROCID", "five", "'five'"}, BadEnv{"SLURM_PROCID", "-1", "'-1'"},
+        BadEnv{"SLURM_PROCID", "8", "SLURM_PROCID=8"},
+        BadEnv{"SLURM_PROCID", "99999999999999999999", "SLURM_PROCID"},
+        BadEnv{"SLURM_LOCALID", "4", "SLURM_LOCALID=4"},
+        BadEnv{"SLURM_LOCALID", " 1", "SLURM_LOCALID"},
+        BadEnv{"SLURM_NODEID", "2", "SLURM_NODEID=2"},
+        BadEnv{"SLURM_STEP_NUM_TASKS", nullptr, "SLURM_NTASKS"},
+        BadEnv{"SLURM_STEP_NUM_TASKS", "0", "at least one task"},
+        BadEnv{"SLURM_STEP_NUM_TASKS", "9", "adds up to 8"},
+        BadEnv{"SLURM_STEP_NODELIST", "n1", "names 1 node(s)"},
+        BadEnv{"SLURM_STEP_NODELIST", "n[1-", "SLURM_STEP_NODELIST"},
+        BadEnv{"SLURM_STEP_NODELIST", "n[0-999999999]", "SLURM_STEP_NODELIST"},
+        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4", "counts for 1 node"},
+        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4(x3)", "SLURM_STEP_TASKS_PER_NODE"},
+        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "x", "SLURM_STEP_TASKS_PER_NODE"},
+        BadEnv{"SLURM_JOB_ID", nullptr, "SLURM_JOB_ID"},
+        BadEnv{"SLURM_STEP_NUM_NODES", "abc", "'abc'"}));
+
+TEST(StepFacts, SpecialStepsAreRecognised) {
+    EXPECT_TRUE(is_special_step(0xfffffffbu));  // batch script
+    EXPECT_TRUE(is_special_step(0xfffffffcu));  // extern
+    EXPECT_TRUE(is_special_step(0xfffffffau));  // interactive
+    EXPECT_FALSE(is_special_step(0));
+    EXPECT_EQ(read_step_id(map_env({{"SLURM_STEP_ID", "4294967291"}})), 0xfffffffbu);
+    EXPECT_FALSE(read_step_id(map_env({})).has_value());
+}
+
+TEST(RanksPerNode, BlockCyclicPlane) {
+    auto facts = [](const char* dist) {
+        auto v = slurm_task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1");
+        v["SLURM_DISTRIBUTION"] = dist;
+        return *read_step_facts(map_env(v));
+    };
+    using L = std::vector<std::vector<std::uint32_t>>;
+    EXPECT_EQ(*ranks_per_node(facts("block")), (L{{0, 1, 2}, {3, 4}}));
+    EXPECT_EQ(*ranks_per_node(facts("cyclic")), (L{{0, 2, 4}, {1, 3}}));
+    EXPECT_EQ(*ranks_per_node(facts("cyclic:block")), (L{{0, 2, 4}, {1, 3}}));
+    EXPECT_EQ(*ranks_per_node(facts("plane=2")), (L{{0, 1, 4}, {2, 3}}));
+    EXPECT_FALSE(ranks_per_node(facts("arbitrary")).ok());
+}

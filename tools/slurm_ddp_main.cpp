@@ -1,0 +1,139 @@
+// slurm-ddp: the command-line face of the shared core, for users and admins.
+//
+//   slurm-ddp hostnames LIST        expand a Slurm host list, one host per line
+//   slurm-ddp task-counts SPEC      expand "2(x3),1", one count per line
+//   slurm-ddp env [--options=OPTS] [--table]
+//                                   print the environment --ddp would give this task
+//                                   (run it as `srun slurm-ddp env`)
+//   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
+//
+// Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/hostlist.hpp"
+#include "core/launch_env.hpp"
+#include "core/layout_table.hpp"
+#include "core/port_choice.hpp"
+#include "core/step_facts.hpp"
+#include "core/task_counts.hpp"
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: slurm-ddp hostnames LIST\n"
+    "       slurm-ddp task-counts SPEC\n"
+    "       slurm-ddp env [--options=OPTS] [--table]\n"
+    "       slurm-ddp check-options OPTS\n"
+    "       slurm-ddp check-options --site ARG...\n"
+    "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
+
+int bad_input(const sddp::Error& e) {
+    std::cerr << "slurm-ddp: error: " << e.message << "\n";
+    return 1;
+}
+
+int usage_error(const std::string& why) {
+    std::cerr << "slurm-ddp: " << why << "\n" << kUsage;
+    return 2;
+}
+
+std::optional<std::string> read_file(const std::string& path, std::size_t limit) {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::string text(limit, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(limit));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
+}
+
+int cmd_hostnames(const std::vector<std::string>& args) {
+    if (args.size() != 1) return usage_error("hostnames takes one host list");
+    auto hosts = sddp::expand_hostlist(args[0]);
+    if (!hosts) return bad_input(hosts.error());
+    std::string out;
+    for (const auto& h : *hosts) out += h + "\n";
+    std::fwrite(out.data(), 1, out.size(), stdout);
+    return 0;
+}
+
+int cmd_task_counts(const std::vector<std::string>& args) {
+    if (args.size() != 1) return usage_error("task-counts takes one specification");
+    auto counts = sddp::expand_task_counts(args[0]);
+    if (!counts) return bad_input(counts.error());
+    for (auto c : *counts) std::cout << c << "\n";
+    return 0;
+}
+
+int cmd_env(const std::vector<std::string>& args) {
+    std::string options;
+    bool table = false;
+    for (const auto& a : args) {
+        if (a.rfind("--options=", 0) == 0) {
+            options = a.substr(10);
+        } else if (a == "--table") {
+            table = true;
+        } else {
+            return usage_error("env: unknown argument '" + a + "'");
+        }
+    }
+    auto opts = sddp::parse_user_options(options);
+    if (!opts) return bad_input(opts.error());
+    const auto env = sddp::process_env();
+    auto facts = sddp::read_step_facts(env);
+    if (!facts) return bad_input(facts.error());
+
+    sddp::LaunchContext ctx;
+    if (auto t = read_file("/proc/sys/net/ipv4/ip_local_port_range", 64)) {
+        ctx.ephemeral_ports = sddp::parse_ephemeral_range(*t);
+    }
+    if (facts->hostfile) {
+        if (auto t = read_file(*facts->hostfile, 1 << 16)) {
+            ctx.hostfile_first_host = sddp::first_host_in_hostfile(*t);
+        }
+    }
+    ctx.user_master_addr = env("MASTER_ADDR");
+    ctx.user_master_port = env("MASTER_PORT");
+    auto launch = sddp::derive_launch_env(*facts, *opts, ctx);
+    if (!launch) return bad_input(launch.error());
+    for (const auto& v : launch->vars) std::cout << v.name << "=" << v.value << "\n";
+    if (table) {
+        std::cout << sddp::format_layout_table(*facts, *launch, *opts, env("CUDA_VISIBLE_DEVICES"));
+    }
+    return 0;
+}
+
+int cmd_check_options(const std::vector<std::string>& args) {
+    if (!args.empty() && args[0] == "--site") {
+        auto site = sddp::parse_site_arguments({args.begin() + 1, args.end()});
+        if (!site) return bad_input(site.error());
+        std::cout << "plugin arguments OK: " << sddp::describe_options(*site) << "\n";
+        return 0;
+    }
+    if (args.size() != 1) return usage_error("check-options takes one --ddp value");
+    auto opts = sddp::parse_user_options(args[0]);
+    if (!opts) return bad_input(opts.error());
+    std::cout << "--ddp options OK: " << sddp::describe_options(*opts) << "\n";
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) return usage_error("missing command");
+    const std::string cmd = argv[1];
+    const std::vector<std::string> args(argv + 2, argv + argc);
+    if (cmd == "-h" || cmd == "--help" || cmd == "help") {
+        std::cout << kUsage;
+        return 0;
+    }
+    if (cmd == "hostnames") return cmd_hostnames(args);
+    if (cmd == "task-counts") return cmd_task_counts(args);
+    if (cmd == "env") return cmd_env(args);
+    if (cmd == "check-options") return cmd_check_options(args);
+    return usage_error("unknown command '" + cmd + "'");
+}
