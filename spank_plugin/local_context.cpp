@@ -3,6 +3,7 @@
 #include <sys/random.h>
 
 #include <array>
+#include <cstdlib>
 #include <cerrno>
 #include <string>
 
@@ -50,7 +51,7 @@ bool options_valid() {
 
 }  // namespace
 
-int on_srun_post_opt(spank_t sp) {
+int on_srun_post_opt(spank_t /*sp*/) {
     if (!options_valid()) return -1;
     if (!ddp_requested(state())) return 0;
     auto secret = make_secret();
@@ -60,10 +61,9 @@ int on_srun_post_opt(spank_t sp) {
         return -1;
     }
     // srun's environment is the tasks' environment: the secret reaches every task of this step
-    // and no other step (each srun makes its own).
-    const spank_err_t rc = spank_setenv(sp, kSecretVar, secret->c_str(), 1);
-    if (rc != ESPANK_SUCCESS) {
-        log_error(std::string("cannot set ") + kSecretVar + ": " + spank_strerror(rc));
+    // and no other step (each srun makes its own). spank_setenv works only in remote context.
+    if (::setenv(kSecretVar, secret->c_str(), 1) != 0) {
+        log_error(std::string("cannot set ") + kSecretVar + " in srun's environment");
         return -1;
     }
     return 0;
