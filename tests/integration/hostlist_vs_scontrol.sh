@@ -259,6 +259,8 @@ def strict_reasons(lst):
             for piece in b.split(","):
                 if piece.endswith("-") and len(piece) > 1:
                     reasons.add("range without a high bound (Slurm reads N- as N)")
+                if re.fullmatch(r"\d+[^-\d][^-]*-.*", piece):
+                    reasons.add("junk after a low bound (Slurm ignores it, but pads to its width)")
                 nums = [x for x in re.findall(r"\d+", piece)]
                 if any(int(x) > U64_MAX for x in nums):
                     reasons.add("number above 2^64-1 (Slurm clamps it)")
