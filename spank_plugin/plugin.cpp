@@ -111,6 +111,13 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
     });
 }
 
+int slurm_spank_user_init(spank_t sp, int /*ac*/, char** /*av*/) {
+    return guarded("slurm_spank_user_init", [&] {
+        if (spank_context() != S_CTX_REMOTE) return 0;
+        return sddp::plugin::on_user_init(sp);
+    });
+}
+
 int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;

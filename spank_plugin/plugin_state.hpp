@@ -5,6 +5,7 @@
 // asked for --ddp: a broken site configuration must never disturb steps that did not.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,9 @@ struct PluginState {
     DdpOptions user;                       // parsed --ddp value
     std::optional<Error> user_error;       // invalid --ddp value
     std::string user_text;                 // the --ddp value as typed, for messages
+    // The step's GPU lists on this node before Slurm narrows them per task (user_init sees the
+    // step environment; the tasks are forked afterwards and inherit this memory).
+    std::map<std::string, std::string, std::less<>> step_gpu_env;
 };
 
 PluginState& state();

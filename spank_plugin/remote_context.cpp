@@ -3,18 +3,24 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <string>
 
+#include "core/gpu_binding.hpp"
 #include "core/launch_env.hpp"
+#include "core/layout_table.hpp"
 #include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
-#include "core/layout_table.hpp"
+#include "topology/device_access.hpp"
+#include "topology/gpu_facts.hpp"
 
 namespace sddp::plugin {
 namespace {
+
+constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
 
 // Read at most `limit` bytes of a small file (procfs, a host file). No exceptions, no streams.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t limit) {
@@ -60,6 +66,57 @@ int fail(const StepFacts* facts, const std::string& message) {
     return -1;
 }
 
+// The binding input for local rank `local_rank` of this node, as this task sees the node.
+GpuBindingInput binding_input(const DdpOptions& opts, GpuBindPolicy policy, const EnvLookup& env,
+                              const LaunchEnv& launch, std::uint32_t local_rank) {
+    GpuBindingInput in;
+    in.policy = policy;
+    in.allow_share = opts.gpu_share.value_or(false);
+    in.nccl_hints = opts.nccl_hints.value_or(false);
+    in.local_rank = static_cast<int>(local_rank);
+    in.local_world_size = static_cast<int>(launch.local_world_size);
+    in.slurm = read_slurm_gpu_env(env, map_env(state().step_gpu_env));
+    return in;
+}
+
+Result<GpuBinding> bind_task_gpus(const DdpOptions& opts, const EnvLookup& env,
+                                  const LaunchEnv& launch) {
+    auto policy = parse_gpu_bind_policy(opts.gpu_bind);
+    if (!policy) return policy.take_error();
+    GpuBindingInput in = binding_input(opts, *policy, env, launch, launch.local_rank);
+    // Topology only where it is used: reading it costs milliseconds per task.
+    if (*policy == GpuBindPolicy::closest || in.nccl_hints) {
+        std::string note;
+        in.topology = read_node_gpu_facts({}, &note);
+        if (!note.empty()) log_verbose("topology: " + note);
+    }
+    return bind_gpus(in);
+}
+
+// "own (visible list)" for each local rank on this node, for the verbose table. Narrowed lists
+// of other tasks are not visible from here, so this is the binding those tasks compute from the
+// step-level lists; exact when Slurm did not narrow per task.
+std::function<std::string(std::uint32_t)> gpu_describer(const DdpOptions& opts, const EnvLookup& env,
+                                                        const LaunchEnv& launch,
+                                                        const GpuBinding& mine) {
+    return [&opts, &env, &launch, mine](std::uint32_t local_rank) -> std::string {
+        const GpuBinding* b = &mine;
+        Result<GpuBinding> other = mine;
+        if (local_rank != launch.local_rank) {
+            auto policy = parse_gpu_bind_policy(opts.gpu_bind);
+            if (!policy) return "?";
+            other = bind_gpus(binding_input(opts, *policy, env, launch, local_rank));
+            if (!other) return "?";
+            b = &*other;
+        }
+        if (b->visible.empty() || b->device_index < 0) return "none";
+        std::string list;
+        for (const auto& v : b->visible) list += (list.empty() ? "" : ",") + v;
+        return b->own + " (CUDA_VISIBLE_DEVICES=" + list + ", device " +
+               std::to_string(b->device_index) + ")";
+    };
+}
+
 int setup_task(spank_t sp) {
     const EnvLookup env = spank_env(sp);
     auto opts = effective_options(state());
@@ -72,18 +129,38 @@ int setup_task(spank_t sp) {
     auto launch = derive_launch_env(*facts, *opts, ctx);
     if (!launch) return fail(&*facts, launch.error().message);
 
-    if (auto st = apply_env(sp, launch->vars); !st) return fail(&*facts, st.error().message);
+    auto binding = bind_task_gpus(*opts, env, *launch);
+    if (!binding) return fail(&*facts, binding.error().message);
+
+    std::vector<EnvAssignment> vars = launch->vars;
+    if (binding->changed) vars.insert(vars.end(), binding->env.begin(), binding->env.end());
+    auto cpus = read_task_cpus();
+    if (auto omp = omp_threads_assignment(env("SLURM_CPUS_PER_TASK"),
+                                          cpus ? static_cast<int>(cpus->size()) : 0)) {
+        vars.push_back(*omp);
+    }
+    if (auto st = apply_env(sp, vars); !st) return fail(&*facts, st.error().message);
 
     log_debug("rank " + std::to_string(launch->rank) + "/" + std::to_string(launch->world_size) +
               " MASTER_ADDR=" + launch->master_addr + " MASTER_PORT=" +
-              std::to_string(launch->master_port));
+              std::to_string(launch->master_port) + " " + binding->describe);
     if (opts->verbose.value_or(false) && launch->rank == 0) {
-        write_task_stderr(format_layout_table(*facts, *launch, *opts, env("CUDA_VISIBLE_DEVICES")));
+        write_task_stderr(format_layout_table(*facts, *launch, *opts,
+                                              gpu_describer(*opts, env, *launch, *binding)));
     }
     return 0;
 }
 
 }  // namespace
+
+int on_user_init(spank_t sp) {
+    if (!ddp_requested(state())) return 0;
+    const EnvLookup env = spank_env(sp);
+    for (const char* name : kStepGpuVars) {
+        if (auto v = env(name)) state().step_gpu_env[name] = *v;
+    }
+    return 0;
+}
 
 int on_task_init(spank_t sp) {
     // The batch script, extern and interactive steps are never touched, even with --ddp.

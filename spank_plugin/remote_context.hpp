@@ -5,6 +5,8 @@
 
 namespace sddp::plugin {
 
+// user_init (slurmstepd, before the tasks fork): remember the step-level GPU lists.
+int on_user_init(spank_t sp);
 int on_task_init(spank_t sp);
 
 }  // namespace sddp::plugin

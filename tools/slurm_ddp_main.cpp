@@ -102,7 +102,10 @@ int cmd_env(const std::vector<std::string>& args) {
     if (!launch) return bad_input(launch.error());
     for (const auto& v : launch->vars) std::cout << v.name << "=" << v.value << "\n";
     if (table) {
-        std::cout << sddp::format_layout_table(*facts, *launch, *opts, env("CUDA_VISIBLE_DEVICES"));
+        const auto visible = env("CUDA_VISIBLE_DEVICES");
+        std::cout << sddp::format_layout_table(*facts, *launch, *opts, [&](std::uint32_t) {
+            return visible ? "CUDA_VISIBLE_DEVICES=" + *visible : std::string("none");
+        });
     }
     return 0;
 }

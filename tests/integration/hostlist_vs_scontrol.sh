@@ -11,6 +11,17 @@
 # configuration source", and with SLURM_CONF naming a missing file it retries for 60 s. The
 # machine's own config is used when it works; otherwise a two-line config in a temp dir.
 # scontrol exits 0 even for a rejected list; rejection shows as "Invalid hostlist" on stderr.
+#
+# Lists both accept must expand to the same hosts in the same order. Deliberate differences, each
+# recognised from the input below and counted in the summary rather than failed:
+#   we reject what Slurm accepts: empty elements ("a,,b", "a,"), unbalanced or nested brackets
+#     (Slurm 22.05 turns "n[1-3" into "n]"), whitespace or a sign inside brackets (Slurm pads
+#     "n[ 1]" to "n01"), "N-" without a high bound, junk after a low bound, numbers above 2^64-1
+#     (Slurm clamps them), names over 255 characters, control or non-ASCII bytes, and bad ranges
+#     in an inner group of three or more (Slurm silently drops those hosts);
+#   we accept what Slurm rejects: text after the last bracket ("n[1-2]-ib", Slurm >= 23.02.5
+#     accepts it too) and single ranges over 65536 hosts (our limit is on the total, 2^20);
+#   newlines separate elements as in Slurm >= 23.02 (older Slurm keeps them inside names).
 set -u
 
 expander=${1:-}

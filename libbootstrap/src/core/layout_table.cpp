@@ -14,7 +14,7 @@ std::string pad(const std::string& s, std::size_t width) {
 }  // namespace
 
 std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const DdpOptions& opts,
-                                const std::optional<std::string>& gpus_here, std::size_t max_rows) {
+                                const LocalGpuDescriber& gpus_here, std::size_t max_rows) {
     std::string out;
     out += "slurm-ddp: step " + e.step_tag + ": WORLD_SIZE=" + std::to_string(e.world_size) +
            " on " + std::to_string(e.nnodes) + " node(s), MASTER_ADDR=" + e.master_addr + " (" +
@@ -47,7 +47,7 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
         const auto [rank, node, local] = rows[i];
         std::string gpus = "-";
         if (node == e.node_rank) {
-            gpus = gpus_here ? *gpus_here : "none";
+            gpus = gpus_here ? gpus_here(local) : "-";
         } else {
             gpus = "(node-local)";
         }

@@ -2,7 +2,8 @@
 // `slurm-ddp env --table`.
 #pragma once
 
-#include <optional>
+#include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/launch_env.hpp"
@@ -11,10 +12,14 @@
 
 namespace sddp {
 
-// `gpus_here`: the GPU list of the printing task's node (other nodes show "(node-local)": their
-// lists are only known on those nodes). Rows are capped so a 100k-rank step prints a summary.
+// Describes the GPUs of a local rank on the printing task's node.
+using LocalGpuDescriber = std::function<std::string(std::uint32_t local_rank)>;
+
+// Ranks on the printing task's node get `gpus_here(local_rank)`; other nodes show
+// "(node-local)": their GPU lists are only known there. Rows are capped so that a 100k-rank step
+// prints a summary, not 100k lines.
 std::string format_layout_table(const StepFacts& facts, const LaunchEnv& launch,
-                                const DdpOptions& opts, const std::optional<std::string>& gpus_here,
+                                const DdpOptions& opts, const LocalGpuDescriber& gpus_here,
                                 std::size_t max_rows = 64);
 
 }  // namespace sddp
