@@ -130,6 +130,8 @@ SelectTypeParameters=CR_Core
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
+# Ports Slurm reserves per step for `srun --resv-ports` (SLURM_STEP_RESV_PORTS), which --ddp prefers.
+MpiParams=ports=12000-12999
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
