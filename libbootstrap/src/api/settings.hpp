@@ -1,0 +1,31 @@
+// sddp_options (C, possibly NULL) + environment -> validated settings.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/env_lookup.hpp"
+#include "core/result.hpp"
+#include "rendezvous/select_transport.hpp"
+#include "slurm_ddp/bootstrap.h"
+
+namespace sddp::api {
+
+inline constexpr std::chrono::milliseconds kDefaultTimeout{300'000};
+
+struct Settings {
+    bool nccl = true;
+    TransportChoice transport = TransportChoice::automatic;
+    std::chrono::milliseconds timeout = kDefaultTimeout;
+    std::optional<std::string> master_addr;
+    std::optional<std::uint16_t> master_port;
+    bool local_comm = true;
+    int unique_ids = 1;
+};
+
+// Timeout: the option when > 0, else SLURM_DDP_TIMEOUT (seconds), else 300 s.
+Result<Settings> read_settings(const sddp_options* opts, const EnvLookup& env);
+
+}  // namespace sddp::api

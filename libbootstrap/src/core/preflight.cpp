@@ -1,0 +1,172 @@
+#include "core/preflight.hpp"
+
+#include <map>
+#include <utility>
+
+#include "core/numbers.hpp"
+
+namespace sddp {
+namespace {
+
+// Field caps: a record is a few hundred bytes; anything larger is not ours.
+constexpr std::size_t kMaxField = 1024;
+constexpr std::uint8_t kRecordVersion = 1;
+
+void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+    for (int shift = 24; shift >= 0; shift -= 8)
+        out.push_back(static_cast<std::uint8_t>(v >> shift));
+}
+
+void put_str(std::vector<std::uint8_t>& out, std::string_view s) {
+    s = s.substr(0, kMaxField);
+    put_u32(out, static_cast<std::uint32_t>(s.size()));
+    out.insert(out.end(), s.begin(), s.end());
+}
+
+class Reader {
+  public:
+    explicit Reader(std::span<const std::uint8_t> b) : b_(b) {}
+    bool u8(std::uint8_t& v) {
+        if (b_.size() < 1) return false;
+        v = b_[0];
+        b_ = b_.subspan(1);
+        return true;
+    }
+    bool u32(std::uint32_t& v) {
+        if (b_.size() < 4) return false;
+        v = (std::uint32_t{b_[0]} << 24) | (std::uint32_t{b_[1]} << 16) |
+            (std::uint32_t{b_[2]} << 8) | std::uint32_t{b_[3]};
+        b_ = b_.subspan(4);
+        return true;
+    }
+    bool str(std::string& s) {
+        std::uint32_t n = 0;
+        if (!u32(n) || n > kMaxField || n > b_.size()) return false;
+        s.assign(b_.begin(), b_.begin() + n);
+        b_ = b_.subspan(n);
+        return true;
+    }
+    bool done() const { return b_.empty(); }
+
+  private:
+    std::span<const std::uint8_t> b_;
+};
+
+std::string who(const PreflightRecord& r) {
+    return "rank " + std::to_string(r.rank) + " on " + quote_value(r.host);
+}
+
+}  // namespace
+
+std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r) {
+    std::vector<std::uint8_t> out;
+    out.push_back(kRecordVersion);
+    put_str(out, r.step_tag);
+    put_u32(out, r.world_size);
+    put_u32(out, r.rank);
+    put_str(out, r.host);
+    put_str(out, r.pci_bus_id);
+    put_u32(out, static_cast<std::uint32_t>(r.cuda_device));
+    put_str(out, r.error);
+    return out;
+}
+
+Result<PreflightRecord> decode_preflight(std::span<const std::uint8_t> bytes) {
+    Reader in(bytes);
+    PreflightRecord r;
+    std::uint8_t version = 0;
+    std::uint32_t device = 0;
+    if (!in.u8(version) || version != kRecordVersion) {
+        return make_error(Errc::protocol, "a preflight record has version " +
+                                              std::to_string(version) + ", not " +
+                                              std::to_string(kRecordVersion) +
+                                              ": all ranks must use the same libbootstrap release");
+    }
+    if (!in.str(r.step_tag) || !in.u32(r.world_size) || !in.u32(r.rank) || !in.str(r.host) ||
+        !in.str(r.pci_bus_id) || !in.u32(device) || !in.str(r.error) || !in.done()) {
+        return make_error(Errc::protocol, "a preflight record of " + std::to_string(bytes.size()) +
+                                              " bytes is malformed");
+    }
+    r.cuda_device = static_cast<std::int32_t>(device);
+    return r;
+}
+
+Status check_preflight(const std::vector<PreflightRecord>& all, const PreflightRecord& mine) {
+    if (all.size() != mine.world_size) {
+        return make_error(Errc::invalid_input, "preflight: " + std::to_string(all.size()) +
+                                                   " ranks answered, world size is " +
+                                                   std::to_string(mine.world_size));
+    }
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        const auto& r = all[i];
+        if (r.rank != i) {
+            return make_error(Errc::invalid_input,
+                              "preflight: the record in slot " + std::to_string(i) + " says " +
+                                  who(r) +
+                                  "; two processes claim one rank or the transport is "
+                                  "confused: check that RANK is unique per task");
+        }
+        if (r.step_tag != mine.step_tag) {
+            return make_error(Errc::invalid_input,
+                              "preflight: " + who(r) + " belongs to step " +
+                                  quote_value(r.step_tag) + " but rank " +
+                                  std::to_string(mine.rank) + " belongs to step " +
+                                  quote_value(mine.step_tag) +
+                                  ": tasks of another srun reached this rendezvous (same "
+                                  "MASTER_ADDR:MASTER_PORT?); give each step its own port");
+        }
+        if (r.world_size != mine.world_size) {
+            return make_error(Errc::invalid_input,
+                              "preflight: " + who(r) +
+                                  " has WORLD_SIZE=" + std::to_string(r.world_size) + " but rank " +
+                                  std::to_string(mine.rank) +
+                                  " has WORLD_SIZE=" + std::to_string(mine.world_size) +
+                                  ": every task must see the same world size; check how the "
+                                  "variables were exported");
+        }
+    }
+    for (const auto& r : all) {
+        if (r.error.empty()) continue;
+        return make_error(Errc::invalid_input,
+                          "preflight: " + who(r) + " cannot continue: " + r.error);
+    }
+    // Same host and bus id = one GPU. The first pair found is named: it is enough to act on.
+    std::map<std::pair<std::string, std::string>, const PreflightRecord*> owner;
+    for (const auto& r : all) {
+        if (r.pci_bus_id.empty()) continue;
+        auto [it, inserted] = owner.emplace(std::make_pair(r.host, r.pci_bus_id), &r);
+        if (inserted) continue;
+        const auto& first = *it->second;
+        return make_error(
+            Errc::invalid_input,
+            "preflight: ranks " + std::to_string(first.rank) + " and " + std::to_string(r.rank) +
+                " both use GPU " + r.pci_bus_id + " on host " + quote_value(r.host) +
+                " (CUDA devices " + std::to_string(first.cuda_device) + " and " +
+                std::to_string(r.cuda_device) +
+                "); NCCL would fail with \"Duplicate GPU detected\". Give each task its own GPU: "
+                "srun --ddp=gpu-bind=local (or --gpus-per-task=1), or run fewer tasks per node "
+                "(--ntasks-per-node = GPUs per node)");
+    }
+    return ok_status();
+}
+
+NodeLayout node_layout_from_hosts(const std::vector<PreflightRecord>& all) {
+    NodeLayout l;
+    std::map<std::string, std::uint32_t> index;
+    std::vector<std::uint32_t> count;
+    l.node_of_rank.reserve(all.size());
+    l.local_rank.reserve(all.size());
+    for (const auto& r : all) {
+        auto [it, inserted] = index.emplace(r.host, l.num_nodes);
+        if (inserted) {
+            ++l.num_nodes;
+            count.push_back(0);
+        }
+        l.node_of_rank.push_back(it->second);
+        l.local_rank.push_back(count[it->second]++);
+    }
+    for (auto n : l.node_of_rank) l.local_world_size.push_back(count[n]);
+    return l;
+}
+
+}  // namespace sddp

@@ -1,0 +1,406 @@
+#include "core/wire.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace sddp::wire {
+namespace {
+
+Error invalid(std::string what) {
+    return make_error(Errc::protocol, std::move(what));
+}
+
+// Appends big-endian fields to a frame whose header is patched in by finish().
+class Writer {
+  public:
+    Writer(MsgType type, std::size_t payload_hint) {
+        out_.reserve(kHeaderSize + payload_hint);
+        out_.resize(kHeaderSize, 0);  // flags and length stay 0 until finish()
+        for (std::size_t i = 0; i < kMagic.size(); ++i) out_[i] = kMagic[i];
+        out_[4] = kVersion;
+        out_[5] = static_cast<std::uint8_t>(type);
+    }
+    void u8(std::uint8_t v) { out_.push_back(v); }
+    void u16(std::uint16_t v) {
+        out_.push_back(static_cast<std::uint8_t>(v >> 8));
+        out_.push_back(static_cast<std::uint8_t>(v));
+    }
+    void u32(std::uint32_t v) {
+        for (int s = 24; s >= 0; s -= 8) out_.push_back(static_cast<std::uint8_t>(v >> s));
+    }
+    void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
+    void u64(std::uint64_t v) {
+        for (int s = 56; s >= 0; s -= 8) out_.push_back(static_cast<std::uint8_t>(v >> s));
+    }
+    void raw(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
+    // Human-readable text: truncated to its cap rather than refused.
+    void str(std::string_view s, std::size_t cap) {
+        s = s.substr(0, std::min(s.size(), cap));
+        u16(static_cast<std::uint16_t>(s.size()));
+        out_.insert(out_.end(), s.begin(), s.end());
+    }
+    void blob(std::span<const std::uint8_t> b) {
+        u32(static_cast<std::uint32_t>(b.size()));
+        raw(b);
+    }
+    Bytes finish() && {
+        const std::uint32_t len = static_cast<std::uint32_t>(out_.size() - kHeaderSize);
+        for (int i = 0; i < 4; ++i) out_[8 + i] = static_cast<std::uint8_t>(len >> (24 - 8 * i));
+        return std::move(out_);
+    }
+
+  private:
+    Bytes out_;
+};
+
+// Bounds-checked big-endian reads; the first failure sticks and names what was being read.
+class Reader {
+  public:
+    Reader(std::span<const std::uint8_t> in, std::string_view msg) : in_(in), msg_(msg) {}
+
+    bool ok() const { return error_.empty(); }
+    std::size_t remaining() const { return in_.size() - pos_; }
+
+    std::uint8_t u8(const char* field) {
+        if (!need(1, field)) return 0;
+        return in_[pos_++];
+    }
+    std::uint16_t u16(const char* field) {
+        if (!need(2, field)) return 0;
+        const std::uint16_t v = static_cast<std::uint16_t>((in_[pos_] << 8) | in_[pos_ + 1]);
+        pos_ += 2;
+        return v;
+    }
+    std::uint32_t u32(const char* field) {
+        if (!need(4, field)) return 0;
+        std::uint32_t v = 0;
+        for (int i = 0; i < 4; ++i) v = (v << 8) | in_[pos_ + i];
+        pos_ += 4;
+        return v;
+    }
+    std::int32_t i32(const char* field) { return static_cast<std::int32_t>(u32(field)); }
+    std::uint64_t u64(const char* field) {
+        if (!need(8, field)) return 0;
+        std::uint64_t v = 0;
+        for (int i = 0; i < 8; ++i) v = (v << 8) | in_[pos_ + i];
+        pos_ += 8;
+        return v;
+    }
+    template <std::size_t N>
+    void fixed(std::array<std::uint8_t, N>& out, const char* field) {
+        if (!need(N, field)) return;
+        std::memcpy(out.data(), in_.data() + pos_, N);
+        pos_ += N;
+    }
+    std::string str(std::size_t cap, const char* field) {
+        const std::uint16_t n = u16(field);
+        if (!ok()) return {};
+        if (n > cap) return fail(field, "is longer than its limit"), std::string();
+        if (!need(n, field)) return {};
+        std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
+        pos_ += n;
+        return s;
+    }
+    Bytes blob(std::uint32_t cap, const char* field) {
+        const std::uint32_t n = u32(field);
+        if (!ok()) return {};
+        if (n > cap) return fail(field, "is longer than its limit"), Bytes();
+        if (!need(n, field)) return {};
+        Bytes b(in_.begin() + static_cast<std::ptrdiff_t>(pos_),
+                in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
+        pos_ += n;
+        return b;
+    }
+    // A count of items that each take at least `min_item` bytes: refused if the payload cannot
+    // hold that many, so a forged count never drives an allocation.
+    std::uint32_t count(std::size_t min_item, const char* field) {
+        const std::uint32_t n = u32(field);
+        if (ok() && static_cast<std::uint64_t>(n) * min_item > remaining()) {
+            fail(field, "claims more items than the message holds");
+            return 0;
+        }
+        return n;
+    }
+    void fail(const char* field, const char* why) {
+        if (error_.empty()) error_ = std::string(msg_) + " message: " + field + " " + why;
+    }
+    // The whole payload must be consumed: trailing bytes mean the peer speaks something else.
+    Status finish() {
+        if (ok() && remaining() != 0) fail("payload", "has trailing bytes");
+        if (!ok()) return invalid(error_);
+        return ok_status();
+    }
+
+  private:
+    bool need(std::size_t n, const char* field) {
+        if (!ok()) return false;
+        if (remaining() < n) {
+            fail(field, "is truncated");
+            return false;
+        }
+        return true;
+    }
+
+    std::span<const std::uint8_t> in_;
+    std::size_t pos_ = 0;
+    std::string_view msg_;
+    std::string error_;
+};
+
+bool known_type(std::uint8_t t) {
+    return t >= static_cast<std::uint8_t>(MsgType::challenge) &&
+           t <= static_cast<std::uint8_t>(MsgType::down);
+}
+
+bool known_op(std::uint8_t op) {
+    return op >= static_cast<std::uint8_t>(Op::broadcast) &&
+           op <= static_cast<std::uint8_t>(Op::barrier);
+}
+
+}  // namespace
+
+std::string_view op_name(Op op) {
+    switch (op) {
+        case Op::broadcast:
+            return "broadcast";
+        case Op::allgather:
+            return "allgather";
+        case Op::barrier:
+            return "barrier";
+    }
+    return "unknown";
+}
+
+Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
+                                          std::uint32_t max_payload) {
+    const std::size_t magic_seen = std::min(buf.size(), kMagic.size());
+    if (!std::equal(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(magic_seen),
+                    kMagic.begin())) {
+        return invalid("not an sddp rendezvous message (bad magic)");
+    }
+    if (buf.size() > 4 && buf[4] != kVersion) {
+        return invalid("peer speaks rendezvous protocol version " + std::to_string(buf[4]) +
+                       ", this build speaks " + std::to_string(kVersion) +
+                       " (mixed slurm-ddp versions in one job?)");
+    }
+    if (buf.size() > 5 && !known_type(buf[5])) {
+        return invalid("unknown message type " + std::to_string(buf[5]));
+    }
+    if (buf.size() > 7 && (buf[6] != 0 || buf[7] != 0)) {
+        return invalid("reserved header flags are set");
+    }
+    if (buf.size() < kHeaderSize) return std::optional<Frame>();
+    std::uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len = (len << 8) | buf[8 + i];
+    if (len > max_payload) {
+        return invalid("message of " + std::to_string(len) + " bytes exceeds the " +
+                       std::to_string(max_payload) + "-byte limit");
+    }
+    if (buf.size() - kHeaderSize < len) return std::optional<Frame>();
+    Frame f;
+    f.type = static_cast<MsgType>(buf[5]);
+    f.payload = buf.subspan(kHeaderSize, len);
+    f.size = kHeaderSize + len;
+    return std::optional<Frame>(f);
+}
+
+Bytes encode_challenge(const Challenge& m) {
+    Writer w(MsgType::challenge, kNonceSize);
+    w.raw(m.server_nonce);
+    return std::move(w).finish();
+}
+
+Bytes encode_hello(const Hello& m) {
+    Writer w(MsgType::hello, 96 + m.step_tag.size() + m.host.size());
+    w.i32(m.rank);
+    w.i32(m.world_size);
+    w.i32(m.local_rank);
+    w.i32(m.local_world_size);
+    w.i32(m.node_rank);
+    w.str(m.step_tag, kMaxTagSize);
+    w.str(m.host, kMaxHostSize);
+    w.raw(m.client_nonce);
+    w.raw(m.mac);
+    return std::move(w).finish();
+}
+
+Bytes encode_welcome(const Welcome& m) {
+    Writer w(MsgType::welcome, 6 + m.host.size() + kMacSize);
+    w.i32(m.rank);
+    w.str(m.host, kMaxHostSize);
+    w.raw(m.mac);
+    return std::move(w).finish();
+}
+
+Bytes encode_reject(const Reject& m) {
+    Writer w(MsgType::reject, m.reason.size() + 2);
+    w.str(m.reason, kMaxReasonSize);
+    return std::move(w).finish();
+}
+
+Bytes encode_joined(const Joined& m) {
+    Writer w(MsgType::joined, 4 + 4 * m.ranks.size());
+    w.u32(static_cast<std::uint32_t>(m.ranks.size()));
+    for (const std::int32_t r : m.ranks) w.i32(r);
+    return std::move(w).finish();
+}
+
+Bytes encode_abort(const Abort& m) {
+    Writer w(MsgType::abort, 6 + m.reason.size());
+    w.u32(m.code);
+    w.str(m.reason, kMaxReasonSize);
+    return std::move(w).finish();
+}
+
+Result<Bytes> encode_up(const Up& m) {
+    std::size_t size = 17;
+    for (const RankRecord& r : m.records) {
+        if (r.data.size() > kMaxRecordSize) {
+            return make_error(Errc::too_large, "a rendezvous record of " +
+                                                   std::to_string(r.data.size()) +
+                                                   " bytes exceeds the " +
+                                                   std::to_string(kMaxRecordSize) + "-byte limit");
+        }
+        size += 8 + r.data.size();
+    }
+    if (size > kMaxFramePayload) {
+        return make_error(Errc::too_large, "rendezvous message of " + std::to_string(size) +
+                                               " bytes exceeds the " +
+                                               std::to_string(kMaxFramePayload) + "-byte limit");
+    }
+    Writer w(MsgType::up, size);
+    w.u64(m.seq);
+    w.u8(static_cast<std::uint8_t>(m.op));
+    w.i32(m.root);
+    w.u32(static_cast<std::uint32_t>(m.records.size()));
+    for (const RankRecord& r : m.records) {
+        w.i32(r.rank);
+        w.blob(r.data);
+    }
+    return std::move(w).finish();
+}
+
+Result<Bytes> encode_down(const Down& m) {
+    std::size_t size = 17;
+    for (const Bytes& b : m.items) {
+        if (b.size() > kMaxRecordSize) {
+            return make_error(Errc::too_large, "a rendezvous record of " +
+                                                   std::to_string(b.size()) +
+                                                   " bytes exceeds the " +
+                                                   std::to_string(kMaxRecordSize) + "-byte limit");
+        }
+        size += 4 + b.size();
+    }
+    if (size > kMaxFramePayload) {
+        return make_error(Errc::too_large,
+                          "rendezvous result of " + std::to_string(size) + " bytes exceeds the " +
+                              std::to_string(kMaxFramePayload) +
+                              "-byte limit (world_size x record size is too large)");
+    }
+    Writer w(MsgType::down, size);
+    w.u64(m.seq);
+    w.u8(static_cast<std::uint8_t>(m.op));
+    w.i32(m.root);
+    w.u32(static_cast<std::uint32_t>(m.items.size()));
+    for (const Bytes& b : m.items) w.blob(b);
+    return std::move(w).finish();
+}
+
+Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "challenge");
+    Challenge m;
+    r.fixed(m.server_nonce, "server nonce");
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Hello> decode_hello(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "hello");
+    Hello m;
+    m.rank = r.i32("rank");
+    m.world_size = r.i32("world size");
+    m.local_rank = r.i32("local rank");
+    m.local_world_size = r.i32("local world size");
+    m.node_rank = r.i32("node rank");
+    m.step_tag = r.str(kMaxTagSize, "step tag");
+    m.host = r.str(kMaxHostSize, "host");
+    r.fixed(m.client_nonce, "client nonce");
+    r.fixed(m.mac, "mac");
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Welcome> decode_welcome(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "welcome");
+    Welcome m;
+    m.rank = r.i32("rank");
+    m.host = r.str(kMaxHostSize, "host");
+    r.fixed(m.mac, "mac");
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Reject> decode_reject(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "reject");
+    Reject m;
+    m.reason = r.str(kMaxReasonSize, "reason");
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Joined> decode_joined(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "joined");
+    Joined m;
+    const std::uint32_t n = r.count(4, "rank count");
+    m.ranks.reserve(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) m.ranks.push_back(r.i32("rank"));
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "abort");
+    Abort m;
+    m.code = r.u32("error code");
+    m.reason = r.str(kMaxReasonSize, "reason");
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Up> decode_up(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "up");
+    Up m;
+    m.seq = r.u64("sequence");
+    const std::uint8_t op = r.u8("op");
+    m.root = r.i32("root");
+    if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
+    m.op = static_cast<Op>(op);
+    const std::uint32_t n = r.count(8, "record count");
+    m.records.reserve(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
+        RankRecord rec;
+        rec.rank = r.i32("record rank");
+        rec.data = r.blob(kMaxRecordSize, "record");
+        m.records.push_back(std::move(rec));
+    }
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+Result<Down> decode_down(std::span<const std::uint8_t> payload) {
+    Reader r(payload, "down");
+    Down m;
+    m.seq = r.u64("sequence");
+    const std::uint8_t op = r.u8("op");
+    m.root = r.i32("root");
+    if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
+    m.op = static_cast<Op>(op);
+    const std::uint32_t n = r.count(4, "item count");
+    m.items.reserve(n);
+    for (std::uint32_t i = 0; i < n && r.ok(); ++i)
+        m.items.push_back(r.blob(kMaxRecordSize, "item"));
+    SDDP_CHECK(r.finish());
+    return m;
+}
+
+}  // namespace sddp::wire

@@ -1,0 +1,240 @@
+#include "rendezvous/pmi2_transport.hpp"
+
+#include <array>
+#include <atomic>
+#include <mutex>
+
+#include "rendezvous/pmi2_codec.hpp"
+#include "rendezvous/pmi2_library.hpp"
+#include "rendezvous/pmi2_worker.hpp"
+
+namespace sddp {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// One per process: PMI2 allows one session, and its calls must be serialised.
+struct Pmi2Session {
+    Pmi2Api api;
+    Pmi2Worker worker;
+    int rank = -1;
+    int size = 0;
+    std::string jobid;
+    std::atomic<std::uint64_t> seq{0};  // next key sequence number: keys never repeat
+};
+
+std::string code_text(int rc) {
+    return "PMI2 error code " + std::to_string(rc);
+}
+
+Result<Pmi2Session*> session(const EnvLookup& env, Clock::time_point deadline) {
+    static std::mutex mu;
+    static Pmi2Session* s = nullptr;  // leaked on purpose: a wedged worker may still use it
+    static std::optional<Error> failed;
+    std::lock_guard<std::mutex> lock(mu);
+    if (s) return s;
+    if (failed) return *failed;
+    SDDP_TRY(api, load_pmi2(env));
+    auto* fresh = new Pmi2Session;
+    fresh->api = api;
+    int spawned = 0, size = 0, rank = -1, appnum = 0;
+    auto rc = fresh->worker.call(
+        [&] {
+            if (fresh->api.initialized()) return 0;  // an MPI library got there first
+            return fresh->api.init(&spawned, &size, &rank, &appnum);
+        },
+        deadline, "PMI2_Init");
+    if (!rc || *rc != 0) {
+        failed = rc ? make_error(Errc::io, "PMI2_Init failed (" + code_text(*rc) +
+                                               "): is this task started by srun --mpi=pmi2?")
+                    : rc.error();
+        // A wedged worker is leaked with the session; otherwise free it.
+        if (rc) delete fresh;
+        return *failed;
+    }
+    std::array<char, 256> id{};
+    auto jrc = fresh->worker.call(
+        [&] { return fresh->api.job_get_id(id.data(), static_cast<int>(id.size())); }, deadline,
+        "PMI2_Job_GetId");
+    if (!jrc || *jrc != 0) {
+        failed = jrc ? make_error(Errc::io, "PMI2_Job_GetId failed (" + code_text(*jrc) + ")")
+                     : jrc.error();
+        return *failed;
+    }
+    fresh->jobid.assign(id.data());
+    fresh->rank = rank;
+    fresh->size = size;
+    s = fresh;
+    return s;
+}
+
+class Pmi2Transport final : public Transport {
+  public:
+    Pmi2Transport(const RendezvousConfig& cfg, Pmi2Session* s) : cfg_(cfg), s_(s) {}
+
+    int rank() const override { return cfg_.rank; }
+    int world_size() const override { return cfg_.world_size; }
+    std::string_view name() const override { return "pmi2"; }
+
+    Status broadcast(Bytes& bytes, int root) override {
+        SDDP_CHECK(usable());
+        if (root < 0 || root >= cfg_.world_size) {
+            return make_error(Errc::invalid_input, "broadcast root " + std::to_string(root) +
+                                                       " is not a rank of this world");
+        }
+        const auto deadline = Clock::now() + cfg_.timeout;
+        const std::uint64_t seq = s_->seq++;
+        if (cfg_.rank == root) SDDP_CHECK(put(seq, bytes, deadline));
+        SDDP_CHECK(fence(deadline, "broadcast from rank " + std::to_string(root)));
+        if (cfg_.rank != root) {
+            SDDP_TRY(got, get(seq, root, deadline));
+            bytes = std::move(got);
+        }
+        return ok_status();
+    }
+
+    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override {
+        SDDP_CHECK(usable());
+        const auto deadline = Clock::now() + cfg_.timeout;
+        const std::uint64_t seq = s_->seq++;
+        SDDP_CHECK(put(seq, mine, deadline));
+        SDDP_CHECK(fence(deadline, "allgather"));
+        std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
+        for (int r = 0; r < cfg_.world_size; ++r) {
+            if (r == cfg_.rank) {
+                out[r].assign(mine.begin(), mine.end());
+                continue;
+            }
+            SDDP_TRY(got, get(seq, r, deadline));
+            out[r] = std::move(got);
+        }
+        return out;
+    }
+
+    Status barrier() override {
+        SDDP_CHECK(usable());
+        return fence(Clock::now() + cfg_.timeout, "barrier");
+    }
+
+    void abort(std::string_view reason) override {
+        // PMI2_Abort would exit() this process; the peers reach their own deadline instead.
+        aborted_ = std::string(reason);
+    }
+
+  private:
+    Error fail(Errc code, const std::string& what) const {
+        return make_error(code, "PMI2 rendezvous, rank " + std::to_string(cfg_.rank) + " on " +
+                                    cfg_.host + ": " + what);
+    }
+
+    Status usable() const {
+        if (aborted_) return fail(Errc::peer_lost, "aborted earlier: " + *aborted_);
+        return ok_status();
+    }
+
+    Status put(std::uint64_t seq, std::span<const std::uint8_t> bytes, Clock::time_point deadline) {
+        if (bytes.size() > pmi2::kMaxRecordBytes) {
+            return fail(Errc::too_large, "a record of " + std::to_string(bytes.size()) +
+                                             " bytes exceeds the 1 MiB limit");
+        }
+        const auto values = pmi2::encode_values(bytes);
+        for (std::size_t i = 0; i < values.size(); ++i) {
+            const std::string k = pmi2::key(seq, cfg_.rank, i);
+            const std::string& v = values[i];
+            SDDP_TRY(rc, s_->worker.call([&] { return s_->api.kvs_put(k.c_str(), v.c_str()); },
+                                         deadline, "PMI2_KVS_Put"));
+            if (rc != 0) return fail(Errc::io, "PMI2_KVS_Put(" + k + ") failed: " + code_text(rc));
+        }
+        return ok_status();
+    }
+
+    Status fence(Clock::time_point deadline, const std::string& what) {
+        auto rc = s_->worker.call([&] { return s_->api.kvs_fence(); }, deadline, "PMI2_KVS_Fence");
+        if (!rc) {
+            return fail(Errc::timeout,
+                        "PMI2_KVS_Fence (" + what + ") did not complete within " +
+                            std::to_string(cfg_.timeout.count() / 1000) + " s: some of the " +
+                            std::to_string(cfg_.world_size) +
+                            " ranks never reached it (PMI2 cannot say which); check that every "
+                            "task calls sddp_init, or raise SLURM_DDP_TIMEOUT");
+        }
+        if (*rc != 0)
+            return fail(Errc::io, "PMI2_KVS_Fence (" + what + ") failed: " + code_text(*rc));
+        return ok_status();
+    }
+
+    Result<std::string> get_value(const std::string& k, int src, Clock::time_point deadline) {
+        std::array<char, pmi2::kMaxValueChars + 1> buf{};
+        int len = 0;
+        SDDP_TRY(rc, s_->worker.call(
+                         [&] {
+                             return s_->api.kvs_get(s_->jobid.c_str(), src, k.c_str(), buf.data(),
+                                                    static_cast<int>(buf.size()), &len);
+                         },
+                         deadline, "PMI2_KVS_Get"));
+        if (rc != 0) {
+            return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") from rank " + std::to_string(src) +
+                                            " failed: " + code_text(rc));
+        }
+        if (len < 0 || static_cast<std::size_t>(len) > pmi2::kMaxValueChars) {
+            return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") returned an oversized value");
+        }
+        return std::string(buf.data(), static_cast<std::size_t>(len));
+    }
+
+    Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) {
+        SDDP_TRY(first_value, get_value(pmi2::key(seq, src, 0), src, deadline));
+        SDDP_TRY(first, pmi2::decode_first(first_value, src));
+        Bytes out = std::move(first.bytes);
+        out.reserve(first.total);
+        const std::size_t n = pmi2::chunk_count(first.total);
+        for (std::size_t i = 1; i < n; ++i) {
+            SDDP_TRY(v, get_value(pmi2::key(seq, src, i), src, deadline));
+            SDDP_TRY(part, pmi2::decode_hex(v, src));
+            out.insert(out.end(), part.begin(), part.end());
+        }
+        if (out.size() != first.total) {
+            return fail(Errc::protocol, "the record from rank " + std::to_string(src) +
+                                            " is truncated (" + std::to_string(out.size()) +
+                                            " of " + std::to_string(first.total) + " bytes)");
+        }
+        return out;
+    }
+
+    RendezvousConfig cfg_;
+    Pmi2Session* s_;
+    std::optional<std::string> aborted_;
+};
+
+}  // namespace
+
+bool pmi2_environment(const EnvLookup& env) {
+    for (const char* n : {"PMI_FD", "PMI_RANK", "PMI_SIZE", "SLURM_JOB_ID"}) {
+        auto v = env(n);
+        if (!v || v->empty()) return false;
+    }
+    return true;
+}
+
+Result<std::unique_ptr<Transport>> make_pmi2_transport(const RendezvousConfig& cfg,
+                                                       const EnvLookup& env) {
+    const auto deadline = Clock::now() + cfg.timeout;
+    auto s = session(env, deadline);
+    if (!s) {
+        return make_error(s.error().code, "PMI2 rendezvous, rank " + std::to_string(cfg.rank) +
+                                              " on " + cfg.host + ": " + s.error().message);
+    }
+    // PMI2 numbers the tasks itself; a different numbering means the identity is not this step's.
+    if ((*s)->size != 0 && ((*s)->rank != cfg.rank || (*s)->size != cfg.world_size)) {
+        return make_error(Errc::invalid_input,
+                          "PMI2 says this task is rank " + std::to_string((*s)->rank) + " of " +
+                              std::to_string((*s)->size) + " but the identity says rank " +
+                              std::to_string(cfg.rank) + " of " + std::to_string(cfg.world_size) +
+                              " (host " + cfg.host +
+                              "): the RANK/WORLD_SIZE variables do not belong to this srun step; "
+                              "unset them or use SLURM_DDP_TRANSPORT=tcp");
+    }
+    return std::unique_ptr<Transport>(new Pmi2Transport(cfg, *s));
+}
+
+}  // namespace sddp

@@ -1,0 +1,70 @@
+#include "rendezvous/select_transport.hpp"
+
+#include "core/numbers.hpp"
+#include "rendezvous/pmi2_transport.hpp"
+#include "rendezvous/tcp_transport.hpp"
+
+namespace sddp {
+namespace {
+
+Status need_master(const RendezvousConfig& cfg, std::string_view why) {
+    if (!cfg.master_addr.empty() && cfg.master_port != 0) return ok_status();
+    std::string missing = cfg.master_addr.empty() ? "MASTER_ADDR" : "";
+    if (cfg.master_port == 0)
+        missing += std::string(missing.empty() ? "" : " and ") + "MASTER_PORT";
+    return make_error(Errc::missing_input,
+                      "the TCP rendezvous (" + std::string(why) + ") needs " + missing +
+                          " (rank 0's host and a free port) and they are not set; export them, "
+                          "pass them as options, launch with srun --ddp (which sets them), or "
+                          "use srun --mpi=pmi2 for the PMI2 transport");
+}
+
+Result<std::unique_ptr<Transport>> tcp(const RendezvousConfig& cfg, std::string_view why) {
+    SDDP_CHECK(need_master(cfg, why));
+    return make_tcp_transport(cfg);
+}
+
+}  // namespace
+
+Result<TransportChoice> resolve_transport_choice(TransportChoice option, const EnvLookup& env) {
+    if (option != TransportChoice::automatic) return option;
+    const auto v = env("SLURM_DDP_TRANSPORT");
+    if (!v || v->empty() || *v == "auto") return TransportChoice::automatic;
+    if (*v == "tcp") return TransportChoice::tcp;
+    if (*v == "pmi2") return TransportChoice::pmi2;
+    return make_error(Errc::invalid_input, "SLURM_DDP_TRANSPORT=" + quote_value(*v) +
+                                               " is not a transport; use auto, tcp or pmi2");
+}
+
+TransportChoice auto_transport(const EnvLookup& env) {
+    return pmi2_environment(env) ? TransportChoice::pmi2 : TransportChoice::tcp;
+}
+
+Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
+                                                    const RendezvousConfig& cfg,
+                                                    const EnvLookup& env) {
+    switch (choice) {
+        case TransportChoice::tcp:
+            return tcp(cfg, "chosen by SLURM_DDP_TRANSPORT or the option");
+        case TransportChoice::pmi2:
+            if (!pmi2_environment(env)) {
+                return make_error(Errc::unsupported,
+                                  "the PMI2 transport was requested but this task was not started "
+                                  "by srun --mpi=pmi2 (PMI_FD, PMI_RANK, PMI_SIZE or SLURM_JOB_ID "
+                                  "unset); launch with srun --mpi=pmi2 or use "
+                                  "SLURM_DDP_TRANSPORT=tcp");
+            }
+            return make_pmi2_transport(cfg, env);
+        case TransportChoice::automatic:
+            break;
+    }
+    if (auto_transport(env) == TransportChoice::pmi2) {
+        auto t = make_pmi2_transport(cfg, env);
+        // Only a missing library falls back: any other PMI2 failure is real and reported.
+        if (t || t.error().code != Errc::unsupported || !need_master(cfg, "").ok()) return t;
+        return tcp(cfg, "libpmi2 is not available");
+    }
+    return tcp(cfg, "no srun --mpi=pmi2 environment");
+}
+
+}  // namespace sddp

@@ -1,0 +1,33 @@
+// Which rendezvous transport a rank uses.
+//
+// auto: PMI2 under `srun --mpi=pmi2` (no port to agree on, nothing to listen on), else TCP.
+// SLURM_DDP_TRANSPORT=tcp|pmi2 (or the API option) forces one; a forced transport that cannot
+// work is an error, never a silent fallback. Auto falls back from PMI2 to TCP only when the PMI2
+// library is missing and MASTER_ADDR/MASTER_PORT are known. Every rank decides from the same
+// kind of environment, so all ranks of a step pick the same transport.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "core/env_lookup.hpp"
+#include "core/result.hpp"
+#include "rendezvous/transport.hpp"
+
+namespace sddp {
+
+enum class TransportChoice { automatic, tcp, pmi2 };
+
+// The option wins over the environment when it is not automatic. Bad SLURM_DDP_TRANSPORT ->
+// error listing the valid values.
+Result<TransportChoice> resolve_transport_choice(TransportChoice option, const EnvLookup& env);
+
+// What auto would pick, without loading anything (for messages and tests).
+TransportChoice auto_transport(const EnvLookup& env);
+
+Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
+                                                    const RendezvousConfig& cfg,
+                                                    const EnvLookup& env);
+
+}  // namespace sddp

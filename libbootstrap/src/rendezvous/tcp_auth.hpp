@@ -1,0 +1,38 @@
+// The rendezvous handshake's cryptography: nonces, the two proofs, the local socket name.
+//
+// Mutual challenge-response with the per-step secret, which never crosses the wire:
+//   server -> client  challenge: server_nonce (32 random bytes)
+//   client -> server  hello: identity, client_nonce,
+//                     HMAC(secret, "sddp-v1 client" | step_tag | server_nonce | client_nonce |
+//                          rank | world_size | local_rank | local_world_size | node_rank | host)
+//   server -> client  welcome: server rank and host,
+//                     HMAC(secret, "sddp-v1 server" | step_tag | client_nonce | server_nonce |
+//                          client rank | server rank)
+// Both nonces are fresh per connection, so a recorded hello or welcome cannot be replayed, and
+// the distinct labels keep one side's proof from being reflected as the other's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/result.hpp"
+#include "core/wire.hpp"
+#include "rendezvous/transport.hpp"
+
+namespace sddp::tcp {
+
+Result<wire::Nonce> make_nonce();
+
+wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonce,
+                       const wire::Hello& hello);
+
+wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
+                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
+                       std::int32_t client_rank, std::int32_t server_rank);
+
+// Name of a node leader's abstract Unix socket. Derived from the step tag, a hash of the
+// secret, the master port and the node rank, so concurrent steps (and, in tests, several
+// "nodes" on one host) never collide and outsiders cannot predict it to squat on it.
+std::string local_socket_name(const RendezvousConfig& cfg);
+
+}  // namespace sddp::tcp

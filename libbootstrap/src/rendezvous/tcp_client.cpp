@@ -1,0 +1,225 @@
+#include "rendezvous/tcp_client.hpp"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <thread>
+
+#include "core/hmac_sha256.hpp"
+#include "rendezvous/tcp_auth.hpp"
+
+namespace sddp::tcp {
+namespace {
+
+using std::chrono::milliseconds;
+
+// Why one attempt ended: `retry` means try again after a pause; otherwise `error` is final.
+struct Attempt {
+    bool retry = false;
+    std::string why;  // for the final timeout message when retries run out
+    std::optional<Error> error;
+    std::optional<ParentLink> link;
+};
+
+// Waits for one whole frame from a handshake peer. EOF returns nullopt with *eof set.
+Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point deadline, bool* eof) {
+    for (;;) {
+        SDDP_TRY(f, c.next_frame(wire::kMaxHandshakePayload));
+        if (f) return std::move(f);
+        if (c.eof()) {
+            *eof = true;
+            return std::optional<OwnedFrame>();
+        }
+        pollfd p{c.fd(), POLLIN, 0};
+        const int n = ::poll(&p, 1, poll_timeout_ms(deadline));
+        if (n < 0 && errno == EINTR) continue;
+        if (n == 0) return std::optional<OwnedFrame>();  // deadline; caller checks the clock
+        c.read_available(wire::kHeaderSize + wire::kMaxHandshakePayload);
+    }
+}
+
+bool retryable_connect_error(int err) {
+    switch (err) {
+        case ECONNREFUSED:  // not listening yet
+        case ENOENT:        // local socket not bound yet
+        case EAGAIN:        // local socket backlog full
+        case ETIMEDOUT:
+        case ECONNRESET:
+        case ECONNABORTED:
+        case ENETUNREACH:
+        case EHOSTUNREACH:
+        case EINTR:
+        case EMFILE:
+        case ENFILE:
+        case ENOBUFS:
+            return true;
+        default:
+            return false;
+    }
+}
+
+Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
+                  const std::string& host, Clock::time_point deadline) {
+    Attempt a;
+    bool eof = false;
+    Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof);
+    if (!ch.ok()) {
+        a.error = make_error(Errc::protocol, target.description +
+                                                 " does not speak the sddp "
+                                                 "rendezvous protocol (" +
+                                                 ch.error().message + "); is MASTER_PORT right?");
+        return a;
+    }
+    if (!*ch) {
+        // Closed before the challenge: the server shed load or is restarting. Try again.
+        a.retry = true;
+        a.why = eof ? "connection closed before the challenge" : "no challenge received";
+        return a;
+    }
+    if ((*ch)->type != wire::MsgType::challenge) {
+        a.error = make_error(Errc::protocol, target.description +
+                                                 " sent an unexpected first "
+                                                 "message");
+        return a;
+    }
+    Result<wire::Challenge> challenge = wire::decode_challenge((*ch)->payload());
+    if (!challenge.ok()) {
+        a.error = make_error(Errc::protocol, target.description + ": " + challenge.error().message);
+        return a;
+    }
+    Result<wire::Nonce> nonce = make_nonce();
+    if (!nonce.ok()) {
+        a.error = nonce.error();
+        return a;
+    }
+    wire::Hello hello;
+    hello.rank = cfg.rank;
+    hello.world_size = cfg.world_size;
+    hello.local_rank = cfg.local_rank;
+    hello.local_world_size = cfg.local_world_size;
+    hello.node_rank = cfg.node_rank;
+    hello.step_tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
+    hello.host = host.substr(0, wire::kMaxHostSize);
+    hello.client_nonce = *nonce;
+    hello.mac = client_proof(cfg.secret, challenge->server_nonce, hello);
+    conn.send(wire::encode_hello(hello));
+    // A hello is far smaller than any socket buffer: one flush sends it whole.
+    conn.flush();
+    if (conn.broken()) {
+        a.retry = true;
+        a.why = "connection lost while sending the hello: " + errno_text(conn.last_errno());
+        return a;
+    }
+    eof = false;
+    Result<std::optional<OwnedFrame>> reply = read_frame(conn, deadline, &eof);
+    if (!reply.ok()) {
+        a.error = make_error(Errc::protocol, target.description + ": " + reply.error().message);
+        return a;
+    }
+    if (!*reply) {
+        a.retry = true;
+        a.why = eof ? "connection closed during the handshake" : "no answer to the hello";
+        return a;
+    }
+    if ((*reply)->type == wire::MsgType::reject) {
+        Result<wire::Reject> rej = wire::decode_reject((*reply)->payload());
+        a.error = make_error(Errc::auth, target.description + " refused rank " +
+                                             std::to_string(cfg.rank) + ": " +
+                                             (rej.ok() ? rej->reason : "no reason given"));
+        return a;
+    }
+    if ((*reply)->type != wire::MsgType::welcome) {
+        a.error = make_error(Errc::protocol, target.description +
+                                                 " answered the hello with an "
+                                                 "unexpected message");
+        return a;
+    }
+    Result<wire::Welcome> welcome = wire::decode_welcome((*reply)->payload());
+    if (!welcome.ok()) {
+        a.error = make_error(Errc::protocol, target.description + ": " + welcome.error().message);
+        return a;
+    }
+    const wire::Mac expect =
+        server_proof(cfg.secret, cfg.step_tag.substr(0, wire::kMaxTagSize), hello.client_nonce,
+                     challenge->server_nonce, cfg.rank, welcome->rank);
+    if (!constant_time_equal(expect, welcome->mac)) {
+        a.error = make_error(Errc::auth, target.description +
+                                             " could not prove it holds this step's secret: the "
+                                             "process there is not this job's rendezvous server");
+        return a;
+    }
+    ParentLink link;
+    link.rank = welcome->rank;
+    link.host = welcome->host;
+    a.link = std::move(link);
+    return a;
+}
+
+}  // namespace
+
+Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
+                               const std::string& host, Clock::time_point deadline) {
+    const auto start = Clock::now();
+    std::minstd_rand jitter(
+        static_cast<unsigned>(std::hash<std::string>{}(host) ^ static_cast<unsigned>(cfg.rank) ^
+                              static_cast<unsigned>(start.time_since_epoch().count())));
+    milliseconds backoff(20);
+    std::string last_why = "no attempt finished";
+    std::vector<SocketAddress> addrs;
+    for (;;) {
+        if (target.local) {
+            addrs = {abstract_address(target.local_name)};
+        } else if (addrs.empty()) {
+            Result<std::vector<SocketAddress>> r = resolve_tcp(target.host, target.port);
+            if (r.ok()) {
+                addrs = std::move(*r);
+            } else {
+                last_why = r.error().message;  // DNS may not be ready yet on a fresh node
+            }
+        }
+        for (const SocketAddress& to : addrs) {
+            // One attempt may not eat the whole budget: a dropped SYN must leave time to retry.
+            const auto attempt_deadline =
+                std::min(deadline, Clock::now() + std::chrono::seconds(5));
+            ConnectOutcome c = connect_until(to, attempt_deadline);
+            if (!c.fd.valid()) {
+                last_why = errno_text(c.err);
+                if (!retryable_connect_error(c.err)) {
+                    return make_error(Errc::io, "rank " + std::to_string(cfg.rank) +
+                                                    " cannot connect to " + target.description +
+                                                    ": " + last_why);
+                }
+                continue;
+            }
+            Connection conn(std::move(c.fd), to.text);
+            Attempt a = handshake(conn, target, cfg, host, deadline);
+            if (a.error) return std::move(*a.error);
+            if (a.link) {
+                a.link->conn = std::make_unique<Connection>(std::move(conn));
+                return std::move(*a.link);
+            }
+            last_why = a.why;
+        }
+        const auto now = Clock::now();
+        if (now >= deadline) break;
+        // Exponential backoff with +-50% jitter so thousands of ranks do not retry in lockstep.
+        std::uniform_real_distribution<double> spread(0.5, 1.5);
+        const auto pause = std::chrono::duration_cast<milliseconds>(backoff * spread(jitter));
+        std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+        backoff = std::min(backoff * 2, milliseconds(1000));
+        if (Clock::now() >= deadline) break;
+    }
+    const double waited = std::chrono::duration<double>(Clock::now() - start).count();
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", waited);
+    return make_error(Errc::timeout,
+                      "rank " + std::to_string(cfg.rank) + " could not reach " +
+                          target.description + " within " + secs + " s (last error: " + last_why +
+                          "); is rank 0 running, and are MASTER_ADDR and the port (--ddp=port=N "
+                          "or MASTER_PORT) the same on every rank?");
+}
+
+}  // namespace sddp::tcp

@@ -1,0 +1,35 @@
+// The client half of the handshake: reach a parent (rank 0 over TCP, or the node leader over
+// its local socket) and prove we hold the step secret while it proves the same to us.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/result.hpp"
+#include "rendezvous/tcp_connection.hpp"
+#include "rendezvous/transport.hpp"
+
+namespace sddp::tcp {
+
+struct ParentTarget {
+    bool local = false;       // abstract Unix socket to the node leader; else TCP to rank 0
+    std::string host;         // TCP: master_addr
+    std::uint16_t port = 0;   // TCP: master_port
+    std::string local_name;   // local: abstract socket name
+    std::string description;  // "rank 0 at host:port", for messages
+};
+
+struct ParentLink {
+    std::unique_ptr<Connection> conn;
+    int rank = 0;      // the parent's rank, from its welcome
+    std::string host;  // the parent's host, from its welcome
+};
+
+// Connects with exponential backoff and jitter until `deadline` (nobody listening yet is
+// normal while rank 0 starts), then runs the handshake. A refusal by the parent (wrong secret,
+// wrong step, duplicate rank...) and a parent that cannot prove the secret are final: retrying
+// would not change the answer.
+Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
+                               const std::string& host, Clock::time_point deadline);
+
+}  // namespace sddp::tcp

@@ -1,0 +1,86 @@
+#include "rendezvous/tcp_connection.hpp"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace sddp::tcp {
+
+void Connection::read_available(std::size_t max_buffered) {
+    if (eof_ || !fd_.valid()) return;
+    // Compact consumed bytes first so the buffer does not creep forward forever.
+    if (in_pos_ > 0 && in_pos_ >= in_.size() / 2) {
+        in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
+        in_pos_ = 0;
+    }
+    for (;;) {
+        // Stop at the cap, and after a large burst so one fast peer cannot starve the others;
+        // level-triggered epoll brings us back for the rest once frames have been consumed.
+        const std::size_t held = in_.size() - in_pos_;
+        const std::size_t room = std::min<std::size_t>(max_buffered - std::min(held, max_buffered),
+                                                       std::size_t{1} << 20);
+        if (room == 0) return;
+        std::uint8_t buf[65536];
+        const ssize_t n = ::recv(fd_.get(), buf, std::min(sizeof buf, room), 0);
+        if (n > 0) {
+            in_.insert(in_.end(), buf, buf + n);
+            if (in_.size() - in_pos_ >= (std::size_t{1} << 20)) return;
+            continue;
+        }
+        if (n == 0) {
+            eof_ = true;
+            return;
+        }
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return;
+        last_errno_ = errno;
+        eof_ = true;  // ECONNRESET and friends: the peer is gone
+        return;
+    }
+}
+
+Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_payload) {
+    const std::span<const std::uint8_t> avail(in_.data() + in_pos_, in_.size() - in_pos_);
+    SDDP_TRY(frame, wire::decode_frame(avail, max_payload));
+    if (!frame) return std::optional<OwnedFrame>();
+    OwnedFrame out;
+    out.type = frame->type;
+    out.raw = std::make_shared<const Bytes>(
+        avail.begin(), avail.begin() + static_cast<std::ptrdiff_t>(frame->size));
+    in_pos_ += frame->size;
+    if (in_pos_ == in_.size()) {
+        in_.clear();
+        in_pos_ = 0;
+    }
+    return std::optional<OwnedFrame>(std::move(out));
+}
+
+void Connection::send(std::shared_ptr<const Bytes> frame) {
+    if (broken_ || !fd_.valid() || frame->empty()) return;
+    out_.push_back(Chunk{std::move(frame), 0});
+}
+
+void Connection::flush() {
+    while (!out_.empty() && !broken_ && fd_.valid()) {
+        Chunk& c = out_.front();
+        const ssize_t n = ::send(fd_.get(), c.bytes->data() + c.offset, c.bytes->size() - c.offset,
+                                 MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n > 0) {
+            c.offset += static_cast<std::size_t>(n);
+            if (c.offset == c.bytes->size()) out_.pop_front();
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+        last_errno_ = n < 0 ? errno : EPIPE;
+        broken_ = true;
+        out_.clear();
+    }
+}
+
+void Connection::shutdown_write() {
+    if (fd_.valid()) ::shutdown(fd_.get(), SHUT_WR);
+}
+
+}  // namespace sddp::tcp

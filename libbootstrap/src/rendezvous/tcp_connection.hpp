@@ -1,0 +1,76 @@
+// One non-blocking stream socket with buffered, frame-at-a-time I/O.
+//
+// Reads append to an input buffer from which whole frames are cut; a frame's length is checked
+// against the caller's cap before any byte of its payload is awaited, so the buffer never holds
+// more than one frame plus one read's worth. Writes queue shared, immutable frames (one encoded
+// allgather result is queued to thousands of children without copying) and go out as the
+// socket accepts them. MSG_NOSIGNAL everywhere: a peer that vanished is an error, not SIGPIPE.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "core/result.hpp"
+#include "core/wire.hpp"
+#include "rendezvous/tcp_socket.hpp"
+
+namespace sddp::tcp {
+
+// A received frame that owns its bytes, so it can be kept or forwarded verbatim.
+struct OwnedFrame {
+    wire::MsgType type{};
+    std::shared_ptr<const Bytes> raw;  // header + payload
+    std::span<const std::uint8_t> payload() const {
+        return std::span<const std::uint8_t>(*raw).subspan(wire::kHeaderSize);
+    }
+};
+
+class Connection {
+  public:
+    Connection(Fd fd, std::string peer_addr) : fd_(std::move(fd)), addr_(std::move(peer_addr)) {}
+
+    int fd() const { return fd_.get(); }
+    const std::string& addr() const { return addr_; }
+
+    // Reads until the socket would block or `max_buffered` unconsumed bytes are held (an
+    // unauthenticated peer gets a small cap). EOF and resets set eof(); they are not errors here
+    // because whether a closed peer matters depends on what the caller still needs from it.
+    void read_available(std::size_t max_buffered);
+    // The next whole frame, nullopt if incomplete, Errc::protocol if the bytes are not ours.
+    Result<std::optional<OwnedFrame>> next_frame(std::uint32_t max_payload);
+
+    void send(std::shared_ptr<const Bytes> frame);
+    void send(Bytes frame) { send(std::make_shared<const Bytes>(std::move(frame))); }
+    // Writes queued bytes until the socket would block; a failed write sets broken().
+    void flush();
+    bool want_write() const { return !out_.empty() && !broken_; }
+
+    bool eof() const { return eof_; }
+    bool broken() const { return broken_; }
+    int last_errno() const { return last_errno_; }
+    std::size_t buffered_input() const { return in_.size() - in_pos_; }
+
+    // Half-close: the peer reads EOF once it has consumed what we queued.
+    void shutdown_write();
+    void close() { fd_.reset(); }
+
+  private:
+    struct Chunk {
+        std::shared_ptr<const Bytes> bytes;
+        std::size_t offset = 0;
+    };
+
+    Fd fd_;
+    std::string addr_;
+    Bytes in_;
+    std::size_t in_pos_ = 0;
+    std::deque<Chunk> out_;
+    bool eof_ = false;
+    bool broken_ = false;
+    int last_errno_ = 0;
+};
+
+}  // namespace sddp::tcp

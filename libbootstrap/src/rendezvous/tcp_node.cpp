@@ -1,0 +1,430 @@
+#include "rendezvous/tcp_node.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "rendezvous/tcp_auth.hpp"
+#include "rendezvous/tcp_client.hpp"
+#include "rendezvous/tcp_rank_list.hpp"
+
+namespace sddp::tcp {
+namespace {
+
+constexpr std::uint64_t kTcpListenerId = 1;
+constexpr std::uint64_t kLocalListenerId = 2;
+
+std::string hostname_or(const std::string& configured) {
+    if (!configured.empty()) return configured;
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+    return buf;
+}
+
+Status validate(const RendezvousConfig& c) {
+    auto bad = [](std::string m) { return Status(make_error(Errc::invalid_input, std::move(m))); };
+    if (c.world_size < 1)
+        return bad("rendezvous: world size " + std::to_string(c.world_size) +
+                   " must be at least 1");
+    if (c.rank < 0 || c.rank >= c.world_size) {
+        return bad("rendezvous: rank " + std::to_string(c.rank) + " is outside world size " +
+                   std::to_string(c.world_size));
+    }
+    if (c.local_world_size < 1 || c.local_world_size > c.world_size || c.local_rank < 0 ||
+        c.local_rank >= c.local_world_size) {
+        return bad("rendezvous: local rank " + std::to_string(c.local_rank) +
+                   " / local world size " + std::to_string(c.local_world_size) +
+                   " are inconsistent (world size " + std::to_string(c.world_size) + ")");
+    }
+    if (c.rank == 0 && c.local_rank != 0) {
+        return bad("rendezvous: rank 0 must be local rank 0 of its node (it is " +
+                   std::to_string(c.local_rank) + "); Slurm numbers local ranks in global order");
+    }
+    if (c.world_size > 1 && c.master_port == 0) {
+        return bad("rendezvous: no master port; set --ddp=port=N or MASTER_PORT");
+    }
+    if (c.world_size > 1 && c.rank != 0 && c.master_addr.empty() &&
+        !(c.local_world_size > 1 && c.local_rank > 0)) {
+        return bad("rendezvous: no master address (MASTER_ADDR) for rank " +
+                   std::to_string(c.rank));
+    }
+    if (c.timeout.count() <= 0) return bad("rendezvous: the timeout must be positive");
+    return ok_status();
+}
+
+}  // namespace
+
+std::string seconds_text(Clock::duration d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    return buf;
+}
+
+Node::Node(const RendezvousConfig& cfg) : cfg_(cfg) {
+    host_ = hostname_or(cfg.host);
+    self_ = "rank " + std::to_string(cfg.rank) + " (" + host_ + ")";
+    master_ = cfg.master_addr + ":" + std::to_string(cfg.master_port);
+    is_root_ = cfg.rank == 0;
+    const bool two_level = cfg.local_world_size > 1;
+    serves_locals_ = two_level && cfg.local_rank == 0;
+    local_leaf_ = two_level && cfg.local_rank > 0;
+    timeout_ = cfg.timeout;
+    // Servers give up a little before their children so that their diagnosis (which ranks are
+    // missing) reaches everyone before the children's own, vaguer, timeouts fire.
+    margin_ = std::min<Clock::duration>(std::chrono::seconds(1), timeout_ / 10);
+    handshake_timeout_ = std::clamp<Clock::duration>(timeout_ / 2, std::chrono::milliseconds(200),
+                                                     std::chrono::seconds(5));
+}
+
+Result<std::unique_ptr<Node>> Node::create(const RendezvousConfig& cfg) {
+    SDDP_CHECK(validate(cfg));
+    std::unique_ptr<Node> node(new Node(cfg));
+    const Status joined = node->run_join();
+    if (!joined.ok()) {
+        node->teardown();
+        return joined.error();
+    }
+    return node;
+}
+
+Node::~Node() {
+    teardown();
+}
+
+Clock::time_point Node::deadline_from(Clock::time_point start) const {
+    if (is_root_) return start + timeout_ - margin_;
+    if (serves_locals_) return start + timeout_ - margin_ / 2;
+    return start + timeout_;
+}
+
+Status Node::start_listening() {
+    // One socket per node leader at the root: lift the soft fd limit to the hard one.
+    const std::uint64_t fds = raise_fd_limit();
+    max_pending_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(fds / 4, 16, 4096));
+    epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
+    if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
+    const bool need_tcp =
+        is_root_ && cfg_.world_size > (serves_locals_ ? cfg_.local_world_size : 1);
+    if (serves_locals_) {
+        SDDP_TRY(fd, listen_abstract(local_socket_name(cfg_)));
+        local_listener_ = std::move(fd);
+    }
+    if (need_tcp) {
+        SDDP_TRY(fd, listen_tcp(cfg_.master_port));
+        tcp_listener_ = std::move(fd);
+    }
+    for (auto [fd, id] : {std::pair{tcp_listener_.get(), kTcpListenerId},
+                          std::pair{local_listener_.get(), kLocalListenerId}}) {
+        if (fd < 0) continue;
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = id;
+        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
+            return make_error(Errc::io, "epoll_ctl: " + errno_text(errno));
+        }
+    }
+    if (tcp_listener_.valid() || local_listener_.valid()) {
+        spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    }
+    return ok_status();
+}
+
+Status Node::connect_parent() {
+    if (is_root_) return ok_status();
+    ParentTarget target;
+    if (local_leaf_) {
+        target.local = true;
+        target.local_name = local_socket_name(cfg_);
+        target.description = "the node leader (local rank 0 of node " +
+                             std::to_string(cfg_.node_rank) + " on " + host_ + ")";
+    } else {
+        target.host = cfg_.master_addr;
+        target.port = cfg_.master_port;
+        target.description = "rank 0 at " + master_;
+    }
+    SDDP_TRY(link, join_parent(target, cfg_, host_, deadline_from(Clock::now())));
+    const std::uint64_t id = next_id_++;
+    auto owned = std::make_unique<Link>(id, std::move(*link.conn));
+    Link& l = *owned;
+    l.kind = Kind::parent;
+    l.via_local = target.local;
+    l.rank = link.rank;
+    l.host = link.host;
+    links_.emplace(id, std::move(owned));
+    parent_ = &l;
+    update_interest(l);
+    // The parent may already have sent more than the welcome (a broadcast right after the
+    // join): those bytes sit in the buffer and no epoll event will announce them again.
+    process_frames(l);
+    if (failed_) return *failed_;
+    return ok_status();
+}
+
+Node::Link* Node::find(std::uint64_t id) {
+    const auto it = links_.find(id);
+    return it == links_.end() ? nullptr : it->second.get();
+}
+
+void Node::update_interest(Link& link) {
+    std::uint32_t want = 0;
+    if (link.conn.fd() >= 0) {
+        if (!link.conn.eof()) want |= EPOLLIN;
+        if (link.conn.want_write()) want |= EPOLLOUT;
+    }
+    if (want == link.events) return;
+    if (link.events & EPOLLOUT) --out_armed_;
+    if (want & EPOLLOUT) ++out_armed_;
+    epoll_event ev{};
+    ev.events = want;
+    ev.data.u64 = link.id;
+    const int op = link.events == 0 ? EPOLL_CTL_ADD : (want == 0 ? EPOLL_CTL_DEL : EPOLL_CTL_MOD);
+    ::epoll_ctl(epoll_.get(), op, link.conn.fd(), &ev);
+    link.events = want;
+}
+
+void Node::remove_link(std::uint64_t id) {
+    Link* link = find(id);
+    if (link == nullptr) return;
+    if (link->events != 0) {
+        if (link->events & EPOLLOUT) --out_armed_;
+        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link->conn.fd(), nullptr);
+        link->events = 0;
+    }
+    if (link == parent_) parent_ = nullptr;
+    std::erase(children_, link);
+    pending_.erase(id);
+    links_.erase(id);
+}
+
+void Node::send_to(Link& link, std::shared_ptr<const Bytes> frame) {
+    link.conn.send(std::move(frame));
+    link.conn.flush();
+    update_interest(link);
+}
+
+void Node::pump(Clock::time_point until) {
+    touched_.clear();
+    auto wake = until;
+    if (!pending_.empty()) wake = std::min(wake, next_expiry_);
+    if (listeners_paused_) wake = std::min(wake, listeners_paused_until_);
+    epoll_event events[256];
+    const int n = ::epoll_wait(epoll_.get(), events, 256, poll_timeout_ms(wake));
+    for (int i = 0; i < n && !failed_; ++i) {
+        const std::uint64_t id = events[i].data.u64;
+        if (id == kTcpListenerId || id == kLocalListenerId) {
+            accept_from(id == kLocalListenerId);
+            continue;
+        }
+        if (Link* link = find(id)) on_link_event(*link, events[i].events);
+    }
+    if (failed_) return;
+    const auto now = Clock::now();
+    if (!pending_.empty() && now >= next_expiry_) expire_handshakes(now);
+    if (listeners_paused_ && now >= listeners_paused_until_) {
+        listeners_paused_ = false;
+        for (auto [fd, id] : {std::pair{tcp_listener_.get(), kTcpListenerId},
+                              std::pair{local_listener_.get(), kLocalListenerId}}) {
+            if (fd < 0) continue;
+            epoll_event ev{};
+            ev.events = EPOLLIN;
+            ev.data.u64 = id;
+            ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
+        }
+    }
+}
+
+void Node::on_link_event(Link& link, std::uint32_t events) {
+    const std::uint64_t id = link.id;
+    if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        const std::size_t cap = link.kind == Kind::pending
+                                    ? wire::kHeaderSize + wire::kMaxHandshakePayload
+                                    : wire::kHeaderSize + wire::kMaxFramePayload;
+        link.conn.read_available(cap);
+    }
+    if (events & (EPOLLOUT | EPOLLERR)) link.conn.flush();
+    touched_.push_back(id);
+    if (!process_frames(link)) return;
+    if (link.kind == Kind::pending && (link.conn.eof() || link.conn.broken())) {
+        remove_link(id);  // a port scanner, or a client that gave up: nothing to report
+        return;
+    }
+    if (link.conn.broken()) {
+        // We still had bytes for this peer and it is gone: it never got them.
+        fail(make_error(Errc::peer_lost, self_ + ": lost connection to " + describe(link) +
+                                             " while sending to it (" +
+                                             errno_text(link.conn.last_errno()) +
+                                             "); it exited or was killed, see its log"),
+             &link);
+        return;
+    }
+    update_interest(link);
+}
+
+bool Node::process_frames(Link& link) {
+    while (!failed_) {
+        const bool pending = link.kind == Kind::pending;
+        Result<std::optional<OwnedFrame>> next =
+            link.conn.next_frame(pending ? wire::kMaxHandshakePayload : wire::kMaxFramePayload);
+        if (!next.ok()) {
+            if (pending) {
+                refuse(link, next.error().message);
+            } else {
+                fail(make_error(Errc::protocol,
+                                self_ + ": " + describe(link) +
+                                    " sent an invalid message: " + next.error().message),
+                     &link);
+            }
+            return false;
+        }
+        if (!*next) return true;
+        const OwnedFrame& frame = **next;
+        if (pending) {
+            if (frame.type != wire::MsgType::hello) {
+                refuse(link, "expected a hello message first");
+                return false;
+            }
+            if (!on_hello(link, frame)) return false;
+            continue;
+        }
+        switch (frame.type) {
+            case wire::MsgType::abort: {
+                Result<wire::Abort> a = wire::decode_abort(frame.payload());
+                Error e = a.ok() ? make_error(static_cast<Errc>(a->code), a->reason)
+                                 : make_error(Errc::peer_lost, self_ + ": " + describe(link) +
+                                                                   " aborted the rendezvous");
+                const auto code = static_cast<std::uint32_t>(e.code);
+                if (code < static_cast<std::uint32_t>(Errc::invalid_input) ||
+                    code > static_cast<std::uint32_t>(Errc::internal)) {
+                    e.code = Errc::peer_lost;
+                }
+                fail(std::move(e), &link);
+                return false;
+            }
+            case wire::MsgType::joined:
+                if (!is_root_ || link.kind != Kind::child) break;
+                on_joined(link, frame);
+                if (failed_) return false;
+                continue;
+            case wire::MsgType::up:
+                if (link.kind != Kind::child) break;
+                link.inbox.push_back(frame);
+                continue;
+            case wire::MsgType::down:
+                if (link.kind != Kind::parent) break;
+                link.inbox.push_back(frame);
+                continue;
+            default:
+                break;
+        }
+        fail(make_error(Errc::protocol, self_ + ": " + describe(link) +
+                                            " sent a message out of place (type " +
+                                            std::to_string(static_cast<int>(frame.type)) + ")"),
+             &link);
+        return false;
+    }
+    return false;
+}
+
+Error Node::fail(Error e, const Link* from) {
+    if (failed_) return *failed_;
+    failed_ = e;
+    if (!epoll_.valid()) return e;
+    // Tell every peer but the one the news came from, then give the bytes a bounded moment to
+    // leave: abort is best effort and must not hang on a peer that stopped reading.
+    const auto abort_frame = std::make_shared<const Bytes>(
+        wire::encode_abort(wire::Abort{static_cast<std::uint32_t>(e.code), e.message}));
+    std::vector<Link*> targets;
+    for (auto& [id, link] : links_) {
+        if (link.get() == from || link->kind == Kind::pending || link->conn.broken()) continue;
+        link->conn.send(abort_frame);
+        link->conn.flush();
+        targets.push_back(link.get());
+    }
+    const auto until = Clock::now() + std::min<Clock::duration>(std::chrono::milliseconds(500),
+                                                                handshake_timeout_);
+    for (;;) {
+        std::vector<pollfd> fds;
+        for (Link* l : targets) {
+            if (l->conn.want_write()) fds.push_back(pollfd{l->conn.fd(), POLLOUT, 0});
+        }
+        if (fds.empty() || Clock::now() >= until) break;
+        if (::poll(fds.data(), fds.size(), poll_timeout_ms(until)) <= 0) break;
+        for (Link* l : targets) l->conn.flush();
+    }
+    for (Link* l : targets) l->conn.shutdown_write();
+    return e;
+}
+
+void Node::teardown() {
+    close_listeners();
+    for (auto& [id, link] : links_) {
+        // Half-close first: a peer still reading gets EOF after our last bytes, not a reset.
+        link->conn.shutdown_write();
+    }
+    links_.clear();
+    children_.clear();
+    pending_.clear();
+    parent_ = nullptr;
+    out_armed_ = 0;
+    epoll_.reset();
+}
+
+Status Node::wait_for_output(Clock::time_point deadline, std::string_view during) {
+    while (out_armed_ > 0 && !failed_) {
+        if (Clock::now() >= deadline) {
+            std::vector<int> slow;
+            for (auto& [id, link] : links_) {
+                if (link->kind != Kind::pending && link->conn.want_write())
+                    slow.push_back(link->rank);
+            }
+            return fail(make_error(Errc::timeout, self_ + ": timed out in " + std::string(during) +
+                                                      " sending to ranks " +
+                                                      format_rank_list(slow) +
+                                                      ", which stopped reading"));
+        }
+        pump(deadline);
+    }
+    if (failed_) return *failed_;
+    return ok_status();
+}
+
+std::vector<int> Node::ranks_behind(const Link& link) const {
+    std::vector<int> out;
+    if (link.rank >= 0) out.push_back(link.rank);
+    if (is_root_ && link.kind == Kind::child && link.local_world_size > 1 && !link.via_local) {
+        for (std::size_t r = 0; r < owner_.size(); ++r) {
+            if (owner_[r] == link.id && static_cast<int>(r) != link.rank) {
+                out.push_back(static_cast<int>(r));
+            }
+        }
+    }
+    return out;
+}
+
+std::string Node::describe(const Link& link) const {
+    if (link.kind == Kind::pending) return "an unauthenticated peer at " + link.conn.addr();
+    if (link.kind == Kind::parent) {
+        if (link.rank == 0) {
+            return std::string("rank 0 at ") + master_ +
+                   (link.host.empty() ? "" : " (" + link.host + ")");
+        }
+        return "rank " + std::to_string(link.rank) + " (" + link.host + ", node leader of node " +
+               std::to_string(cfg_.node_rank) + ")";
+    }
+    std::string s = "rank " + std::to_string(link.rank) + " (" + link.host;
+    if (is_root_ && !link.via_local && link.local_world_size > 1) {
+        s += ", node leader for ranks " + format_rank_list(ranks_behind(link));
+    }
+    return s + ")";
+}
+
+void Node::log(const std::string& line) const {
+    std::fprintf(stderr, "sddp rendezvous: %s\n", line.c_str());
+}
+
+}  // namespace sddp::tcp

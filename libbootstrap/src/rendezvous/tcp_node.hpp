@@ -1,0 +1,159 @@
+// One rank's place in the rendezvous tree, and the single-threaded epoll loop that drives it.
+//
+// Rank 0 is the root. A node leader (local rank 0 of a node) is the root's child over TCP and
+// the parent of its node's other ranks over an abstract Unix socket; without local information
+// (local_world_size == 1) every rank is a direct TCP child of the root. The loop runs only inside
+// calls made by the owning thread: no background thread, no thread per peer, every wait bounded.
+//
+// Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp the
+// server side of the handshake and join accounting; tcp_collectives.cpp the collectives.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/wire.hpp"
+#include "rendezvous/tcp_connection.hpp"
+#include "rendezvous/tcp_socket.hpp"
+#include "rendezvous/transport.hpp"
+
+namespace sddp::tcp {
+
+// "2.5 s", for messages.
+std::string seconds_text(Clock::duration d);
+
+class Node {
+  public:
+    // Listens and/or connects, authenticates, and waits until this rank's subtree has joined
+    // (the whole world, on rank 0). Bounded by cfg.timeout.
+    static Result<std::unique_ptr<Node>> create(const RendezvousConfig& cfg);
+    ~Node();
+    Node(const Node&) = delete;
+    Node& operator=(const Node&) = delete;
+
+    const RendezvousConfig& config() const { return cfg_; }
+
+    Status broadcast(Bytes& bytes, int root);
+    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine);
+    Status barrier();
+    void abort(std::string_view reason);
+
+  private:
+    enum class Kind { pending, child, parent };
+
+    struct Link {
+        std::uint64_t id = 0;
+        Connection conn;
+        Kind kind = Kind::pending;
+        bool via_local = false;  // accepted on (or connected over) the node-local socket
+        std::uint32_t events = 0;
+        // Handshake (server side).
+        Clock::time_point handshake_deadline{};
+        wire::Nonce server_nonce{};
+        // Identity, once authenticated.
+        int rank = -1;
+        int local_rank = 0;
+        int local_world_size = 1;
+        int node_rank = 0;
+        std::string host;
+        int locals_joined = 0;  // root: ranks this node leader has reported
+        std::deque<OwnedFrame> inbox;
+        Link(std::uint64_t i, Connection c) : id(i), conn(std::move(c)) {}
+    };
+
+    explicit Node(const RendezvousConfig& cfg);
+
+    // --- loop (tcp_node.cpp) ---
+    Status start_listening();
+    Status connect_parent();
+    void pump(Clock::time_point until);
+    void on_link_event(Link& link, std::uint32_t events);
+    bool process_frames(Link& link);  // false once the link is gone or the node failed
+    void send_to(Link& link, std::shared_ptr<const Bytes> frame);
+    void update_interest(Link& link);
+    void remove_link(std::uint64_t id);
+    Link* find(std::uint64_t id);
+    Error fail(Error e, const Link* from = nullptr);
+    void teardown();
+    Status wait_for_output(Clock::time_point deadline, std::string_view during);
+    Clock::time_point deadline_from(Clock::time_point start) const;
+
+    // --- join (tcp_join.cpp) ---
+    Status run_join();
+    void accept_from(bool local);
+    void admit(Fd fd, bool local);
+    bool on_hello(Link& link, const OwnedFrame& frame);
+    void refuse(Link& link, const std::string& reason);
+    std::optional<std::string> check_hello(const Link& link, const wire::Hello& h) const;
+    void accept_child(Link& link, const wire::Hello& h);
+    void on_joined(Link& link, const OwnedFrame& frame);
+    void expire_handshakes(Clock::time_point now);
+    bool join_complete() const;
+    std::string describe_join_missing() const;
+    void close_listeners();
+
+    // --- collectives (tcp_collectives.cpp) ---
+    Result<std::vector<Bytes>> collective(wire::Op op, int root,
+                                          std::span<const std::uint8_t> mine);
+    Status gather_up(std::uint64_t seq, wire::Op op, int root,
+                     std::vector<wire::RankRecord>& records, Clock::time_point deadline);
+    Result<OwnedFrame> wait_down(std::uint64_t seq, wire::Op op, Clock::time_point deadline);
+    Status check_match(const Link& link, std::uint64_t seq, wire::Op op, int root,
+                       std::uint64_t their_seq, wire::Op their_op, int their_root);
+
+    // --- naming, for messages (tcp_node.cpp) ---
+    std::string describe(const Link& link) const;
+    std::vector<int> ranks_behind(const Link& link) const;
+    void log(const std::string& line) const;
+
+    RendezvousConfig cfg_;
+    std::string host_;
+    std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates
+    std::string master_;  // "addr:port"
+    bool is_root_ = false;
+    bool serves_locals_ = false;  // root or node leader with local ranks to accept
+    bool local_leaf_ = false;     // joins its node leader rather than rank 0
+    Clock::duration timeout_{};
+    Clock::duration margin_{};
+    Clock::duration handshake_timeout_{};
+
+    Fd epoll_;
+    Fd tcp_listener_;
+    Fd local_listener_;
+    Fd spare_fd_;  // released to accept-and-close when out of descriptors
+    Clock::time_point listeners_paused_until_{};
+    bool listeners_paused_ = false;
+
+    std::map<std::uint64_t, std::unique_ptr<Link>> links_;
+    std::uint64_t next_id_ = 16;
+    Link* parent_ = nullptr;
+    std::vector<Link*> children_;
+    std::unordered_set<std::uint64_t> pending_;
+    Clock::time_point next_expiry_ = Clock::time_point::max();
+    std::size_t max_pending_ = 1024;
+    std::size_t out_armed_ = 0;
+    std::vector<std::uint64_t> touched_;
+
+    // Join accounting. Root: which link each rank arrived through (0 = not yet).
+    std::vector<std::uint64_t> owner_;
+    int known_ = 0;
+    // Node leader: which local ranks have joined.
+    std::vector<char> local_seen_;
+    int locals_joined_ = 0;
+
+    std::uint64_t seq_ = 0;
+    std::optional<Error> failed_;
+    mutable std::size_t refusals_ = 0;
+    std::size_t shed_ = 0;
+};
+
+}  // namespace sddp::tcp

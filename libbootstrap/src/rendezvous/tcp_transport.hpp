@@ -1,0 +1,64 @@
+// The TCP rendezvous: rank 0 serves, the others find it at MASTER_ADDR:MASTER_PORT.
+//
+// Topology (two levels). Rank 0 is the root. On every node, local rank 0 is the node leader: it
+// listens on an abstract Unix socket (named from the step tag, a hash of the secret, the port
+// and the node rank, so no port or file is needed) and is the only rank of its node that
+// connects to rank 0 over TCP; the node's other ranks connect to their leader. Without local
+// information (local_world_size == 1) every rank connects straight to rank 0 over TCP.
+// Rank 0 and the leaders each run one epoll loop over non-blocking sockets, inside the calls.
+//
+// Every connection starts with a mutual HMAC-SHA256 challenge-response over the per-step secret
+// (see tcp_auth.hpp); peers with the wrong secret, step, world size, or a duplicate or
+// out-of-range rank are refused with a reason and logged, and the job carries on. Unauthenticated
+// connections are capped in number and in buffered bytes (4 KiB) and dropped after a handshake
+// deadline (half the timeout, at most 5 s), so scanners, garbage and silent clients cost little.
+//
+// Message rounds (hops counted on the longest path, leader = one extra hop):
+//   join        TCP/Unix connect, challenge, hello, welcome (1.5 RTT per link), plus one `joined`
+//               message per local rank from each leader so rank 0 always knows exactly who is
+//               missing. The call returns once this rank's subtree (rank 0: the world) is in.
+//   broadcast   from rank 0: one downward pass (2 hops). From rank r: up, then down (4 hops).
+//   allgather   records merge upward per node (2 hops), the full result comes down (2 hops);
+//               the result is encoded once at rank 0 and its bytes shared by all send queues,
+//               and leaders forward the received frame without re-encoding.
+//   barrier     empty up and down passes (4 hops).
+//
+// Expected cost at 100k ranks, 8 per node (12.5k node leaders):
+//   - rank 0 holds 12.5k TCP sockets (the soft fd limit is raised to the hard limit, which must
+//     be above ~13k) and computes 25k HMACs to admit them (~50 ms of CPU); leaders retry with
+//     exponential backoff and jitter when the accept backlog (net.core.somaxconn) overflows.
+//   - join: rank 0 receives 12.5k hellos and 87.5k 4-byte `joined` entries (~3 MB).
+//   - broadcast of a 128-byte NCCL id: rank 0 sends 12.5k * ~160 B = 2 MB; each leader 7 * 160 B.
+//     Latency is a few RTTs plus rank 0's serial send loop (tens of ms).
+//   - allgather of R-byte records: 100k*R bytes up; rank 0 then sends the (100k*(R+4))-byte
+//     result to each of 12.5k leaders: 12.5k * 100k * (R+4) bytes, 85 GB for R = 64. At 100k
+//     ranks keep allgather records tiny or use it only where the job truly needs every record;
+//     the NCCL id path (broadcast) is cheap. A result over 256 MiB is refused (Errc::too_large).
+//   - memory at rank 0: one copy of the result plus per-socket kernel buffers.
+//
+// Failures name ranks and hosts: a rank that never joins -> Errc::timeout at rank 0 listing the
+// missing ranks ("3,7-9") and incomplete nodes, propagated to all; a rank that dies -> its
+// parent reports Errc::peer_lost naming it; rank 0 dying -> everyone reports Errc::peer_lost
+// naming rank 0 at MASTER_ADDR:port. Servers time out slightly before their children so the
+// precise diagnosis reaches every rank first. Any failure is sent down and up the tree as an
+// abort carrying the error code and message, so every rank fails with the same reason.
+#pragma once
+
+#include <memory>
+
+#include "core/result.hpp"
+#include "rendezvous/transport.hpp"
+
+namespace sddp {
+
+// Joins the rendezvous (bounded by cfg.timeout, like every later call) and returns a Transport
+// whose connections stay open until it is destroyed. An empty cfg.secret works but is
+// unauthenticated: anyone who can reach the port can join (the caller should warn; see
+// tcp_transport_is_authenticated).
+Result<std::unique_ptr<Transport>> make_tcp_transport(const RendezvousConfig& cfg);
+
+inline bool tcp_transport_is_authenticated(const RendezvousConfig& cfg) {
+    return !cfg.secret.empty();
+}
+
+}  // namespace sddp

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Install libslurm_ddp (runtime + development components only: the SPANK plugin's install
+# location is outside any prefix) into a fresh prefix, then build examples/c_minimal against
+# it twice: with find_package(slurm_ddp) and with pkg-config. Run both builds once.
+set -eu
+cmake=$1 build=$2 example=$3 work=$4
+
+rm -rf "$work"
+mkdir -p "$work"
+prefix=$work/prefix
+for component in slurm_ddp_runtime slurm_ddp_devel; do
+    "$cmake" --install "$build" --prefix "$prefix" --component "$component"
+done
+test -f "$prefix/include/slurm_ddp/bootstrap.h"
+test -f "$prefix/include/slurm_ddp/bootstrap.hpp"
+ls "$prefix"/lib*/libslurm_ddp.so* >/dev/null
+ls "$prefix"/lib*/cmake/slurm_ddp/slurm_ddpConfig.cmake >/dev/null
+
+# 1. CMake package.
+"$cmake" -S "$example" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+"$cmake" --build "$work/cmake-build"
+env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_STEP_ID -u SLURM_JOB_ID -u PMI_RANK \
+    -u PMI_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u LOCAL_RANK \
+    "$work/cmake-build/c_minimal" | tee "$work/out1.txt"
+grep -q "rank 0 of 1" "$work/out1.txt"
+
+# 2. pkg-config.
+if command -v pkg-config >/dev/null 2>&1; then
+    pcdir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/slurm_ddp.pc | head -n1)")
+    flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs slurm_ddp)
+    libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir slurm_ddp)
+    cc -o "$work/c_minimal_pc" "$example/c_minimal.c" $flags -Wl,-rpath,"$libdir"
+    env -u RANK -u WORLD_SIZE -u SLURM_PROCID -u SLURM_STEP_ID -u SLURM_JOB_ID -u PMI_RANK \
+        -u PMI_SIZE -u OMPI_COMM_WORLD_RANK -u OMPI_COMM_WORLD_SIZE -u LOCAL_RANK \
+        "$work/c_minimal_pc" | tee "$work/out2.txt"
+    grep -q "rank 0 of 1" "$work/out2.txt"
+fi
+echo "packaging OK"

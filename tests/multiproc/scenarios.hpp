@@ -1,0 +1,18 @@
+// Rendezvous scenarios, one ctest test each. A scenario returns the number of failed checks.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sddp::mp {
+
+struct Scenario {
+    std::string name;
+    int (*run)();
+};
+
+std::vector<Scenario> normal_scenarios();    // scenarios_normal.cpp
+std::vector<Scenario> intruder_scenarios();  // scenarios_intruders.cpp: bogus peers, real job ok
+std::vector<Scenario> failure_scenarios();   // scenarios_failures.cpp: ranks die, abort, ...
+
+}  // namespace sddp::mp

@@ -1,0 +1,131 @@
+// SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231, and the helpers.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/hmac_sha256.hpp"
+
+namespace sddp {
+namespace {
+
+std::string hex(const Digest& d) {
+    return to_hex(d);
+}
+
+std::string unhex(const std::string& h) {
+    std::string out;
+    for (std::size_t i = 0; i + 1 < h.size(); i += 2) {
+        out.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    }
+    return out;
+}
+
+std::span<const std::uint8_t> bytes(const std::string& s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
+TEST(Sha256, FipsVectors) {
+    EXPECT_EQ(hex(sha256("")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(hex(sha256("abc")),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    EXPECT_EQ(hex(sha256("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(hex(sha256("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnop"
+                         "jklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu")),
+              "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+}
+
+TEST(Sha256, MillionAsInUnevenChunks) {
+    Sha256 h;
+    const std::string chunk(997, 'a');
+    std::size_t left = 1000000;
+    while (left > 0) {
+        const std::size_t n = std::min(left, chunk.size());
+        h.update(std::string_view(chunk.data(), n));
+        left -= n;
+    }
+    EXPECT_EQ(hex(h.finish()), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, PaddingBoundaries) {
+    // Lengths around the 55/56/64-byte padding edges must agree between one-shot and split.
+    for (std::size_t len : {55u, 56u, 63u, 64u, 65u, 119u, 120u, 128u}) {
+        const std::string msg(len, 'x');
+        Sha256 h;
+        h.update(std::string_view(msg).substr(0, len / 3));
+        h.update(std::string_view(msg).substr(len / 3));
+        EXPECT_EQ(hex(h.finish()), hex(sha256(msg))) << len;
+    }
+}
+
+struct HmacCase {
+    std::string key, data, mac_hex;
+};
+
+TEST(HmacSha256, Rfc4231) {
+    const std::string long_key(131, '\xaa');
+    const std::vector<HmacCase> cases = {
+        {std::string(20, '\x0b'), "Hi There",
+         "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+        {"Jefe", "what do ya want for nothing?",
+         "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+        {std::string(20, '\xaa'), std::string(50, '\xdd'),
+         "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"},
+        {unhex("0102030405060708090a0b0c0d0e0f10111213141516171819"), std::string(50, '\xcd'),
+         "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b"},
+        {long_key, "Test Using Larger Than Block-Size Key - Hash Key First",
+         "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+        {long_key,
+         "This is a test using a larger than block-size key and a larger than block-size data. "
+         "The key needs to be hashed before being used by the HMAC algorithm.",
+         "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"},
+    };
+    for (const HmacCase& c : cases) {
+        EXPECT_EQ(hex(hmac_sha256(c.key, bytes(c.data))), c.mac_hex) << c.mac_hex;
+    }
+}
+
+TEST(HmacSha256, Rfc4231TruncatedCase5) {
+    const std::string key = unhex("0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c");
+    const std::string data = "Test With Truncation";
+    EXPECT_EQ(hex(hmac_sha256(key, bytes(data))).substr(0, 32), "a3b6167473100ee06e0c796c2955552b");
+}
+
+TEST(HmacSha256, IncrementalMatchesOneShot) {
+    HmacSha256 h(std::string_view("key"));
+    h.update("The quick brown fox ");
+    h.update("jumps over the lazy dog");
+    EXPECT_EQ(hex(h.finish()), "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
+}
+
+TEST(ConstantTimeEqual, ComparesContentAndLength) {
+    const std::string a = "0123456789abcdef", b = "0123456789abcdef", c = "0123456789abcdeF";
+    EXPECT_TRUE(constant_time_equal(bytes(a), bytes(b)));
+    EXPECT_FALSE(constant_time_equal(bytes(a), bytes(c)));
+    EXPECT_FALSE(constant_time_equal(bytes(a), bytes(a.substr(0, 15))));
+    EXPECT_FALSE(constant_time_equal(bytes("x" + a.substr(1)), bytes(a)));
+    EXPECT_TRUE(constant_time_equal({}, {}));
+}
+
+TEST(RandomBytes, LengthAndVariety) {
+    Result<std::string> a = random_bytes(32);
+    Result<std::string> b = random_bytes(32);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->size(), 32u);
+    EXPECT_NE(*a, *b);
+    Result<std::string> none = random_bytes(0);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+    Result<std::string> big = random_bytes(100000);  // more than one getrandom call may return
+    ASSERT_TRUE(big.ok());
+    EXPECT_EQ(big->size(), 100000u);
+}
+
+TEST(ToHex, Formats) {
+    const std::uint8_t d[] = {0x00, 0x0f, 0xa0, 0xff};
+    EXPECT_EQ(to_hex(d), "000fa0ff");
+}
+
+}  // namespace
+}  // namespace sddp

@@ -1,0 +1,129 @@
+// Preflight records: encoding, and the checks every rank runs on the all-gathered list.
+#include <gtest/gtest.h>
+
+#include "core/preflight.hpp"
+
+using namespace sddp;
+
+namespace {
+
+PreflightRecord rec(std::uint32_t rank, const std::string& host, const std::string& bus,
+                    std::uint32_t world = 4, const std::string& tag = "77.2") {
+    PreflightRecord r;
+    r.step_tag = tag;
+    r.world_size = world;
+    r.rank = rank;
+    r.host = host;
+    r.pci_bus_id = bus;
+    r.cuda_device = bus.empty() ? -1 : static_cast<std::int32_t>(rank % 2);
+    return r;
+}
+
+std::vector<PreflightRecord> good_world() {
+    return {rec(0, "n1", "0000:3b:00.0"), rec(1, "n1", "0000:5e:00.0"),
+            rec(2, "n2", "0000:3b:00.0"), rec(3, "n2", "0000:5e:00.0")};
+}
+
+void expect_failure(const std::vector<PreflightRecord>& all, const PreflightRecord& mine,
+                    std::initializer_list<const char*> mentions) {
+    auto st = check_preflight(all, mine);
+    ASSERT_FALSE(st.ok());
+    EXPECT_EQ(st.error().code, Errc::invalid_input);
+    for (const char* m : mentions) {
+        EXPECT_NE(st.error().message.find(m), std::string::npos)
+            << "'" << m << "' not in: " << st.error().message;
+    }
+}
+
+}  // namespace
+
+TEST(Preflight, RoundTrip) {
+    auto r = rec(3, "node-with-a-long-name", "0000:3b:00.0");
+    r.error = "something failed";
+    auto back = decode_preflight(encode_preflight(r));
+    ASSERT_TRUE(back.ok()) << back.error().message;
+    EXPECT_EQ(*back, r);
+    auto cpu = rec(0, "n1", "");
+    auto cpu_back = decode_preflight(encode_preflight(cpu));
+    ASSERT_TRUE(cpu_back.ok());
+    EXPECT_EQ(cpu_back->cuda_device, -1);
+}
+
+TEST(Preflight, DecodeRejectsGarbage) {
+    auto bytes = encode_preflight(rec(1, "n1", "x"));
+    EXPECT_FALSE(decode_preflight({}).ok());
+    EXPECT_FALSE(decode_preflight(std::span(bytes).first(bytes.size() - 1)).ok());
+    bytes.push_back(0);
+    EXPECT_FALSE(decode_preflight(bytes).ok());
+    std::vector<std::uint8_t> wrong_version = encode_preflight(rec(1, "n1", "x"));
+    wrong_version[0] = 9;
+    auto v = decode_preflight(wrong_version);
+    ASSERT_FALSE(v.ok());
+    EXPECT_NE(v.error().message.find("version 9"), std::string::npos);
+    // A length prefix larger than the input must not be trusted.
+    std::vector<std::uint8_t> huge = {1, 0xff, 0xff, 0xff, 0xff};
+    EXPECT_FALSE(decode_preflight(huge).ok());
+}
+
+TEST(Preflight, GoodWorldPasses) {
+    auto all = good_world();
+    EXPECT_TRUE(check_preflight(all, all[2]).ok());
+}
+
+TEST(Preflight, CpuOnlyRanksNeverCollide) {
+    std::vector<PreflightRecord> all = {rec(0, "n1", "", 2), rec(1, "n1", "", 2)};
+    EXPECT_TRUE(check_preflight(all, all[0]).ok());
+}
+
+TEST(Preflight, TwoRanksOnOneGpu) {
+    auto all = good_world();
+    all[3].pci_bus_id = "0000:3b:00.0";  // rank 3 on rank 2's GPU
+    expect_failure(all, all[0],
+                   {"ranks 2 and 3", "0000:3b:00.0", "'n2'", "Duplicate GPU detected", "gpu-bind",
+                    "fewer tasks per node"});
+}
+
+TEST(Preflight, SameBusIdOnDifferentHostsIsFine) {
+    auto all = good_world();  // n1 and n2 both have a 0000:3b:00.0
+    EXPECT_TRUE(check_preflight(all, all[1]).ok());
+}
+
+TEST(Preflight, DifferentWorldSize) {
+    auto all = good_world();
+    all[1].world_size = 8;
+    expect_failure(all, all[0], {"rank 1", "WORLD_SIZE=8", "WORLD_SIZE=4"});
+}
+
+TEST(Preflight, AnotherStep) {
+    auto all = good_world();
+    all[2].step_tag = "77.3";
+    expect_failure(all, all[0], {"rank 2", "'77.3'", "'77.2'", "another srun"});
+}
+
+TEST(Preflight, WrongRankInSlot) {
+    auto all = good_world();
+    all[1].rank = 0;  // two processes claim rank 0
+    expect_failure(all, all[0], {"slot 1", "rank 0"});
+}
+
+TEST(Preflight, MissingRecords) {
+    auto all = good_world();
+    all.pop_back();
+    expect_failure(all, all[0], {"3 ranks answered", "world size is 4"});
+}
+
+TEST(Preflight, RankReportedAnError) {
+    auto all = good_world();
+    all[3].error = "LOCAL_RANK=3 but only 2 CUDA devices are visible";
+    expect_failure(all, all[0], {"rank 3 on 'n2'", "LOCAL_RANK=3"});
+}
+
+TEST(Preflight, NodeLayoutFromHosts) {
+    std::vector<PreflightRecord> all = {rec(0, "b", ""), rec(1, "a", ""), rec(2, "b", ""),
+                                        rec(3, "c", "")};
+    auto l = node_layout_from_hosts(all);
+    EXPECT_EQ(l.num_nodes, 3u);
+    EXPECT_EQ(l.node_of_rank, (std::vector<std::uint32_t>{0, 1, 0, 2}));
+    EXPECT_EQ(l.local_rank, (std::vector<std::uint32_t>{0, 0, 1, 0}));
+    EXPECT_EQ(l.local_world_size, (std::vector<std::uint32_t>{2, 1, 2, 1}));
+}
