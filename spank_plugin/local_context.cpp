@@ -3,8 +3,8 @@
 #include <sys/random.h>
 
 #include <array>
-#include <cstdlib>
 #include <cerrno>
+#include <cstdlib>
 #include <string>
 
 #include "plugin_log.hpp"
@@ -56,8 +56,9 @@ int on_srun_post_opt(spank_t /*sp*/) {
     if (!ddp_requested(state())) return 0;
     auto secret = make_secret();
     if (!secret) {
-        log_error("cannot read random bytes for the step secret (getrandom failed); the "
-                  "rendezvous would be unauthenticated, so the step is not launched");
+        log_error(
+            "cannot read random bytes for the step secret (getrandom failed); the "
+            "rendezvous would be unauthenticated, so the step is not launched");
         return -1;
     }
     // srun's environment is the tasks' environment: the secret reaches every task of this step
@@ -69,6 +70,8 @@ int on_srun_post_opt(spank_t /*sp*/) {
     return 0;
 }
 
-int on_allocator_post_opt(spank_t /*sp*/) { return options_valid() ? 0 : -1; }
+int on_allocator_post_opt(spank_t /*sp*/) {
+    return options_valid() ? 0 : -1;
+}
 
 }  // namespace sddp::plugin

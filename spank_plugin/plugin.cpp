@@ -58,7 +58,7 @@ int on_option(int /*val*/, const char* optarg, int remote) noexcept {
         s.user_error = parsed.take_error();
         if (remote) return 0;  // reported in task_init, where the user sees it
         log_error(s.user_error->message);
-        return -1;             // srun/sbatch refuse to launch
+        return -1;  // srun/sbatch refuse to launch
     });
 }
 
@@ -84,6 +84,7 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
 
         auto& s = state();
         std::vector<std::string> args;
+        args.reserve(static_cast<std::size_t>(ac > 0 ? ac : 0));
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] != nullptr ? av[i] : "");
         auto site = sddp::parse_site_arguments(args);
         if (site) {

@@ -15,12 +15,12 @@
 namespace sddp::plugin {
 
 struct PluginState {
-    DdpOptions site;                       // plugin arguments from plugstack.conf
-    std::optional<Error> site_error;       // invalid plugin arguments
-    bool user_option_given = false;        // --ddp[=...] seen (command line or #SBATCH export)
-    DdpOptions user;                       // parsed --ddp value
-    std::optional<Error> user_error;       // invalid --ddp value
-    std::string user_text;                 // the --ddp value as typed, for messages
+    DdpOptions site;                  // plugin arguments from plugstack.conf
+    std::optional<Error> site_error;  // invalid plugin arguments
+    bool user_option_given = false;   // --ddp[=...] seen (command line or #SBATCH export)
+    DdpOptions user;                  // parsed --ddp value
+    std::optional<Error> user_error;  // invalid --ddp value
+    std::string user_text;            // the --ddp value as typed, for messages
     // The step's GPU lists on this node before Slurm narrows them per task (user_init sees the
     // step environment; the tasks are forked afterwards and inherit this memory).
     std::map<std::string, std::string, std::less<>> step_gpu_env;

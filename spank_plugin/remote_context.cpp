@@ -96,7 +96,8 @@ Result<GpuBinding> bind_task_gpus(const DdpOptions& opts, const EnvLookup& env,
 // "own (visible list)" for each local rank on this node, for the verbose table. Narrowed lists
 // of other tasks are not visible from here, so this is the binding those tasks compute from the
 // step-level lists; exact when Slurm did not narrow per task.
-std::function<std::string(std::uint32_t)> gpu_describer(const DdpOptions& opts, const EnvLookup& env,
+std::function<std::string(std::uint32_t)> gpu_describer(const DdpOptions& opts,
+                                                        const EnvLookup& env,
                                                         const LaunchEnv& launch,
                                                         const GpuBinding& mine) {
     return [&opts, &env, &launch, mine](std::uint32_t local_rank) -> std::string {
@@ -142,8 +143,8 @@ int setup_task(spank_t sp) {
     if (auto st = apply_env(sp, vars); !st) return fail(&*facts, st.error().message);
 
     log_debug("rank " + std::to_string(launch->rank) + "/" + std::to_string(launch->world_size) +
-              " MASTER_ADDR=" + launch->master_addr + " MASTER_PORT=" +
-              std::to_string(launch->master_port) + " " + binding->describe);
+              " MASTER_ADDR=" + launch->master_addr +
+              " MASTER_PORT=" + std::to_string(launch->master_port) + " " + binding->describe);
     if (opts->verbose.value_or(false) && launch->rank == 0) {
         write_task_stderr(format_layout_table(*facts, *launch, *opts,
                                               gpu_describer(*opts, env, *launch, *binding)));

@@ -7,12 +7,14 @@ EnvLookup spank_env(spank_t sp) {
         const std::string key(name);
         std::string buf(256, '\0');
         while (true) {
-            const spank_err_t rc = spank_getenv(sp, key.c_str(), buf.data(), static_cast<int>(buf.size()));
+            const spank_err_t rc =
+                spank_getenv(sp, key.c_str(), buf.data(), static_cast<int>(buf.size()));
             if (rc == ESPANK_SUCCESS) {
                 buf.resize(buf.find('\0'));
                 return buf;
             }
-            if (rc != ESPANK_NOSPACE || static_cast<int>(buf.size()) >= kMaxEnvValue) return std::nullopt;
+            if (rc != ESPANK_NOSPACE || static_cast<int>(buf.size()) >= kMaxEnvValue)
+                return std::nullopt;
             buf.assign(buf.size() * 16, '\0');
         }
     };
@@ -20,10 +22,11 @@ EnvLookup spank_env(spank_t sp) {
 
 Status apply_env(spank_t sp, const std::vector<EnvAssignment>& vars) {
     for (const auto& v : vars) {
-        const spank_err_t rc = spank_setenv(sp, v.name.c_str(), v.value.c_str(), v.keep_existing ? 0 : 1);
+        const spank_err_t rc =
+            spank_setenv(sp, v.name.c_str(), v.value.c_str(), v.keep_existing ? 0 : 1);
         if (rc != ESPANK_SUCCESS && !(v.keep_existing && rc == ESPANK_ENV_EXISTS)) {
-            return make_error(Errc::io, "cannot set " + v.name + " in the task environment: " +
-                                            spank_strerror(rc));
+            return make_error(Errc::io, "cannot set " + v.name +
+                                            " in the task environment: " + spank_strerror(rc));
         }
     }
     return ok_status();

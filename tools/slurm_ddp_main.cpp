@@ -57,7 +57,10 @@ int cmd_hostnames(const std::vector<std::string>& args) {
     if (!hosts) return bad_input(hosts.error());
     std::string out;
     for (const auto& h : *hosts) out += h + "\n";
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    if (std::fwrite(out.data(), 1, out.size(), stdout) != out.size()) {
+        std::cerr << "slurm-ddp: cannot write to stdout\n";
+        return 1;
+    }
     return 0;
 }
 
@@ -126,7 +129,8 @@ int cmd_check_options(const std::vector<std::string>& args) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+namespace {
+int run(int argc, char** argv) {
     if (argc < 2) return usage_error("missing command");
     const std::string cmd = argv[1];
     const std::vector<std::string> args(argv + 2, argv + argc);
@@ -139,4 +143,14 @@ int main(int argc, char** argv) {
     if (cmd == "env") return cmd_env(args);
     if (cmd == "check-options") return cmd_check_options(args);
     return usage_error("unknown command '" + cmd + "'");
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {  // out of memory: say so instead of aborting
+        std::cerr << "slurm-ddp: error: " << e.what() << "\n";
+        return 1;
+    }
 }

@@ -175,26 +175,26 @@ TEST_P(StepFactErrors, NameVariableAndValue) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, StepFactErrors,
-    ::testing::Values(
-        BadEnv{"SLURM_PROCID", nullptr, "SLURM_PROCID is not set"},
-        BadEnv{"SLURM_PROCID", "", "SLURM_PROCID is empty"},
-        BadEnv{"SLURM_PROCID", "five", "'five'"}, BadEnv{"SLURM_PROCID", "-1", "'-1'"},
-        BadEnv{"SLURM_PROCID", "8", "SLURM_PROCID=8"},
-        BadEnv{"SLURM_PROCID", "99999999999999999999", "SLURM_PROCID"},
-        BadEnv{"SLURM_LOCALID", "4", "SLURM_LOCALID=4"},
-        BadEnv{"SLURM_LOCALID", " 1", "SLURM_LOCALID"},
-        BadEnv{"SLURM_NODEID", "2", "SLURM_NODEID=2"},
-        BadEnv{"SLURM_STEP_NUM_TASKS", nullptr, "SLURM_NTASKS"},
-        BadEnv{"SLURM_STEP_NUM_TASKS", "0", "at least one task"},
-        BadEnv{"SLURM_STEP_NUM_TASKS", "9", "adds up to 8"},
-        BadEnv{"SLURM_STEP_NODELIST", "n1", "names 1 node(s)"},
-        BadEnv{"SLURM_STEP_NODELIST", "n[1-", "SLURM_STEP_NODELIST"},
-        BadEnv{"SLURM_STEP_NODELIST", "n[0-999999999]", "SLURM_STEP_NODELIST"},
-        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4", "counts for 1 node"},
-        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4(x3)", "SLURM_STEP_TASKS_PER_NODE"},
-        BadEnv{"SLURM_STEP_TASKS_PER_NODE", "x", "SLURM_STEP_TASKS_PER_NODE"},
-        BadEnv{"SLURM_JOB_ID", nullptr, "SLURM_JOB_ID"},
-        BadEnv{"SLURM_STEP_NUM_NODES", "abc", "'abc'"}));
+    ::testing::Values(BadEnv{"SLURM_PROCID", nullptr, "SLURM_PROCID is not set"},
+                      BadEnv{"SLURM_PROCID", "", "SLURM_PROCID is empty"},
+                      BadEnv{"SLURM_PROCID", "five", "'five'"},
+                      BadEnv{"SLURM_PROCID", "-1", "'-1'"},
+                      BadEnv{"SLURM_PROCID", "8", "SLURM_PROCID=8"},
+                      BadEnv{"SLURM_PROCID", "99999999999999999999", "SLURM_PROCID"},
+                      BadEnv{"SLURM_LOCALID", "4", "SLURM_LOCALID=4"},
+                      BadEnv{"SLURM_LOCALID", " 1", "SLURM_LOCALID"},
+                      BadEnv{"SLURM_NODEID", "2", "SLURM_NODEID=2"},
+                      BadEnv{"SLURM_STEP_NUM_TASKS", nullptr, "SLURM_NTASKS"},
+                      BadEnv{"SLURM_STEP_NUM_TASKS", "0", "at least one task"},
+                      BadEnv{"SLURM_STEP_NUM_TASKS", "9", "adds up to 8"},
+                      BadEnv{"SLURM_STEP_NODELIST", "n1", "names 1 node(s)"},
+                      BadEnv{"SLURM_STEP_NODELIST", "n[1-", "SLURM_STEP_NODELIST"},
+                      BadEnv{"SLURM_STEP_NODELIST", "n[0-999999999]", "SLURM_STEP_NODELIST"},
+                      BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4", "counts for 1 node"},
+                      BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4(x3)", "SLURM_STEP_TASKS_PER_NODE"},
+                      BadEnv{"SLURM_STEP_TASKS_PER_NODE", "x", "SLURM_STEP_TASKS_PER_NODE"},
+                      BadEnv{"SLURM_JOB_ID", nullptr, "SLURM_JOB_ID"},
+                      BadEnv{"SLURM_STEP_NUM_NODES", "abc", "'abc'"}));
 
 TEST(StepFacts, SpecialStepsAreRecognised) {
     EXPECT_TRUE(is_special_step(0xfffffffbu));  // batch script

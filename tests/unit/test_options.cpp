@@ -15,7 +15,8 @@ TEST(Options, BareAndNullMeanOnWithDefaults) {
 
 TEST(Options, ParsesEveryKey) {
     auto o = parse_user_options(
-        "port=29500,gpu-bind=closest,verbose,gpu-share,nccl-hints,override,timeout=600,addr-suffix=-ib");
+        "port=29500,gpu-bind=closest,verbose,gpu-share,nccl-hints,override,timeout=600,addr-suffix="
+        "-ib");
     ASSERT_TRUE(o.ok()) << o.error().message;
     EXPECT_EQ(*o->port, 29500);
     EXPECT_EQ(*o->gpu_bind, "closest");
@@ -61,17 +62,18 @@ TEST_P(OptionErrors, NamesTheProblem) {
 
 INSTANTIATE_TEST_SUITE_P(
     All, OptionErrors,
-    ::testing::Values(BadOption{"prot=29500", "prot"},           // typo: unknown key named
-                      BadOption{"prot=29500", "gpu-bind"},       // ...and valid keys listed
+    ::testing::Values(BadOption{"prot=29500", "prot"},      // typo: unknown key named
+                      BadOption{"prot=29500", "gpu-bind"},  // ...and valid keys listed
                       BadOption{"port=abc", "abc"}, BadOption{"port=80", "1024"},
                       BadOption{"port=70000", "70000"}, BadOption{"port=", "port"},
                       BadOption{"port", "port"}, BadOption{"gpu-bind=fastest", "fastest"},
-                      BadOption{"gpu-bind=fastest", "closest"}, BadOption{"verbose,,port=1", "empty"},
-                      BadOption{"verbose,", "comma"}, BadOption{",verbose", "empty"},
-                      BadOption{"port=29500,port=29501", "twice"},
+                      BadOption{"gpu-bind=fastest", "closest"},
+                      BadOption{"verbose,,port=1", "empty"}, BadOption{"verbose,", "comma"},
+                      BadOption{",verbose", "empty"}, BadOption{"port=29500,port=29501", "twice"},
                       BadOption{"addr=a,addr-suffix=-ib", "addr-suffix"},
                       BadOption{"addr=bad host", "bad host"}, BadOption{"timeout=0", "timeout"},
-                      BadOption{"timeout=-5", "-5"}, BadOption{"gpu-bind=none,gpu-share", "gpu-share"},
+                      BadOption{"timeout=-5", "-5"},
+                      BadOption{"gpu-bind=none,gpu-share", "gpu-share"},
                       BadOption{"default=on", "plugin argument"},
                       BadOption{"port-range=1-2", "plugin argument"}));
 
@@ -84,7 +86,8 @@ TEST(Options, OversizedInputIsRefusedNotParsed) {
 }
 
 TEST(SiteArguments, ParsesWordsAndCommaLists) {
-    auto s = parse_site_arguments({"default=on", "port-range=21000-21999,gpu-bind=single", "verbose"});
+    auto s =
+        parse_site_arguments({"default=on", "port-range=21000-21999,gpu-bind=single", "verbose"});
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_TRUE(*s->enabled);
     EXPECT_EQ(*s->port_range, (PortRange{21000, 21999}));
@@ -93,9 +96,13 @@ TEST(SiteArguments, ParsesWordsAndCommaLists) {
 }
 
 TEST(SiteArguments, RejectsUserOnlyAndJunk) {
-    for (auto args : std::vector<std::vector<std::string>>{
-             {"off"}, {"addr=n1"}, {"junk"}, {"port-range=30000-20000"}, {"port-range=20000"},
-             {"default=perhaps"}, {"default"}}) {
+    for (auto args : std::vector<std::vector<std::string>>{{"off"},
+                                                           {"addr=n1"},
+                                                           {"junk"},
+                                                           {"port-range=30000-20000"},
+                                                           {"port-range=20000"},
+                                                           {"default=perhaps"},
+                                                           {"default"}}) {
         auto s = parse_site_arguments(args);
         EXPECT_FALSE(s.ok()) << args[0];
         if (!s.ok()) {
@@ -105,7 +112,8 @@ TEST(SiteArguments, RejectsUserOnlyAndJunk) {
 }
 
 TEST(Options, MergeUserOverSite) {
-    auto site = *parse_site_arguments({"default=on", "gpu-bind=single", "addr-suffix=-ib", "timeout=100"});
+    auto site =
+        *parse_site_arguments({"default=on", "gpu-bind=single", "addr-suffix=-ib", "timeout=100"});
     auto user = *parse_user_options("gpu-bind=closest,addr=login1");
     auto m = merge_options(site, user);
     EXPECT_TRUE(*m.enabled);

@@ -24,7 +24,8 @@ TEST(PortChoice, ReservedPortsNext) {
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(p->port, 12000);
     EXPECT_EQ(p->source, "reserved");
-    EXPECT_EQ(choose_master_port(7, 0, 0, std::string_view("12007"), {}, kLinuxEphemeral)->port, 12007);
+    EXPECT_EQ(choose_master_port(7, 0, 0, std::string_view("12007"), {}, kLinuxEphemeral)->port,
+              12007);
     auto bad = choose_master_port(7, 0, 0, std::string_view("x-y"), {}, kLinuxEphemeral);
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().message.find("SLURM_STEP_RESV_PORTS"), std::string::npos);
@@ -54,7 +55,8 @@ TEST(PortChoice, CongruentJobIdsDoNotCollide) {
     // `base + jobid % 1000` gives all of these the same port.
     std::set<std::uint16_t> ports;
     for (std::uint32_t k = 0; k < 20; ++k) {
-        ports.insert(choose_master_port(1000 * k + 17, 0, 0, std::nullopt, {}, kLinuxEphemeral)->port);
+        ports.insert(
+            choose_master_port(1000 * k + 17, 0, 0, std::nullopt, {}, kLinuxEphemeral)->port);
     }
     EXPECT_GE(ports.size(), 19u);
 }

@@ -357,7 +357,8 @@ Result<Identity> detect_identity(const EnvLookup& env, const IdentityInputs& in)
     id.secret = std::move(secret);
     SDDP_TRY(device, read_device(env));
     id.device = device;
-    return std::move(id);
+    // `id` is a reference into the Result (SDDP_TRY): move, or it is copied.
+    return std::move(id);  // cppcheck-suppress returnStdMoveLocal
 }
 
 }  // namespace sddp

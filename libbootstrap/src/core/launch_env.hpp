@@ -26,18 +26,18 @@ struct LaunchEnv {
     std::uint32_t nnodes = 1;
     std::string master_addr;
     std::uint16_t master_port = 0;
-    std::string port_source;   // "option", "reserved", "derived" or "user"
-    std::string addr_source;   // "nodelist", "hostfile", "option" or "user"
-    std::string step_tag;      // "<job>.<step>": identifies the step to the rendezvous
+    std::string port_source;  // "option", "reserved", "derived" or "user"
+    std::string addr_source;  // "nodelist", "hostfile", "option" or "user"
+    std::string step_tag;     // "<job>.<step>": identifies the step to the rendezvous
     std::vector<EnvAssignment> vars;
 };
 
 // Facts the caller gathers by I/O, so that the derivation itself stays pure.
 struct LaunchContext {
-    std::optional<PortRange> ephemeral_ports;       // /proc/sys/net/ipv4/ip_local_port_range
-    std::optional<std::string> hostfile_first_host; // first host in SLURM_HOSTFILE, if readable
-    std::optional<std::string> user_master_addr;    // MASTER_ADDR already in the task env
-    std::optional<std::string> user_master_port;    // MASTER_PORT already in the task env
+    std::optional<PortRange> ephemeral_ports;        // /proc/sys/net/ipv4/ip_local_port_range
+    std::optional<std::string> hostfile_first_host;  // first host in SLURM_HOSTFILE, if readable
+    std::optional<std::string> user_master_addr;     // MASTER_ADDR already in the task env
+    std::optional<std::string> user_master_port;     // MASTER_PORT already in the task env
 };
 
 Result<LaunchEnv> derive_launch_env(const StepFacts& facts, const DdpOptions& opts,

@@ -27,17 +27,17 @@ inline constexpr std::uint32_t kDefaultTimeoutSeconds = 300;
 
 // Every field is optional so that a user option can override a site default field by field.
 struct DdpOptions {
-    std::optional<bool> enabled;               // user: on / off (site: default=on|off)
-    std::optional<std::uint16_t> port;         // port=N: fixed MASTER_PORT
-    std::optional<std::string> addr;           // addr=HOST: fixed MASTER_ADDR
-    std::optional<std::string> addr_suffix;    // addr-suffix=S: first host + S (fabric names)
-    std::optional<std::string> gpu_bind;       // gpu-bind=local|single|closest|none
-    std::optional<bool> gpu_share;             // allow more tasks than GPUs on a node
-    std::optional<bool> nccl_hints;            // set NCCL_SOCKET_IFNAME / NCCL_IB_HCA
-    std::optional<bool> verbose;               // rank 0 prints the mapping table
-    std::optional<bool> override_env;          // overwrite user-exported MASTER_ADDR/PORT
-    std::optional<std::uint32_t> timeout_s;    // rendezvous timeout for libbootstrap
-    std::optional<PortRange> port_range;       // site only: where derived ports fall
+    std::optional<bool> enabled;             // user: on / off (site: default=on|off)
+    std::optional<std::uint16_t> port;       // port=N: fixed MASTER_PORT
+    std::optional<std::string> addr;         // addr=HOST: fixed MASTER_ADDR
+    std::optional<std::string> addr_suffix;  // addr-suffix=S: first host + S (fabric names)
+    std::optional<std::string> gpu_bind;     // gpu-bind=local|single|closest|none
+    std::optional<bool> gpu_share;           // allow more tasks than GPUs on a node
+    std::optional<bool> nccl_hints;          // set NCCL_SOCKET_IFNAME / NCCL_IB_HCA
+    std::optional<bool> verbose;             // rank 0 prints the mapping table
+    std::optional<bool> override_env;        // overwrite user-exported MASTER_ADDR/PORT
+    std::optional<std::uint32_t> timeout_s;  // rendezvous timeout for libbootstrap
+    std::optional<PortRange> port_range;     // site only: where derived ports fall
 };
 
 // The value of `--ddp`: nullptr/empty/"(null)" (a bare `#SBATCH --ddp`) mean "on, defaults".

@@ -36,7 +36,6 @@ Result<PortRange> usable_port_range(PortRange site, std::optional<PortRange> eph
 Result<PortChoice> choose_master_port(std::uint32_t job_id, std::uint32_t step_id,
                                       std::uint32_t het_offset,
                                       std::optional<std::string_view> resv_ports,
-                                      const DdpOptions& opts,
-                                      std::optional<PortRange> ephemeral);
+                                      const DdpOptions& opts, std::optional<PortRange> ephemeral);
 
 }  // namespace sddp

@@ -30,13 +30,15 @@ struct Error {
     std::string message;
 };
 
-inline Error make_error(Errc code, std::string message) { return Error{code, std::move(message)}; }
+inline Error make_error(Errc code, std::string message) {
+    return Error{code, std::move(message)};
+}
 
 template <typename T>
 class [[nodiscard]] Result {
-public:
-    Result(T value) : v_(std::move(value)) {}          // NOLINT(google-explicit-constructor)
-    Result(Error error) : v_(std::move(error)) {}      // NOLINT(google-explicit-constructor)
+  public:
+    Result(T value) : v_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
+    Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
     bool ok() const { return v_.index() == 0; }
     explicit operator bool() const { return ok(); }
@@ -52,25 +54,27 @@ public:
     const Error& error() const { return std::get<1>(v_); }
     Error&& take_error() { return std::get<1>(std::move(v_)); }
 
-private:
+  private:
     std::variant<T, Error> v_;
 };
 
 // Result<void>: success carries nothing.
 struct Ok {};
 using Status = Result<Ok>;
-inline Status ok_status() { return Ok{}; }
+inline Status ok_status() {
+    return Ok{};
+}
 
 }  // namespace sddp
 
 // Propagate an error from an expression returning Result/Status; bind the value otherwise.
-#define SDDP_TRY(var, expr)                          \
-    auto var##_result_ = (expr);                     \
+#define SDDP_TRY(var, expr)                                     \
+    auto var##_result_ = (expr);                                \
     if (!var##_result_.ok()) return var##_result_.take_error(); \
     auto& var = var##_result_.value()
 
-#define SDDP_CHECK(expr)                                        \
-    do {                                                        \
-        auto sddp_status_ = (expr);                             \
+#define SDDP_CHECK(expr)                                          \
+    do {                                                          \
+        auto sddp_status_ = (expr);                               \
         if (!sddp_status_.ok()) return sddp_status_.take_error(); \
     } while (0)

@@ -21,7 +21,7 @@ namespace sddp {
 using Bytes = std::vector<std::uint8_t>;
 
 class Transport {
-public:
+  public:
     virtual ~Transport() = default;
 
     virtual int rank() const = 0;
@@ -44,11 +44,11 @@ struct RendezvousConfig {
     int local_rank = 0;
     int local_world_size = 1;
     int node_rank = 0;
-    std::string master_addr;   // host of rank 0 (TCP only)
+    std::string master_addr;  // host of rank 0 (TCP only)
     std::uint16_t master_port = 0;
-    std::string secret;        // raw per-step secret bytes; empty = unauthenticated (warned)
-    std::string step_tag;      // "jobid.stepid" or similar: peers from another step are refused
-    std::string host;          // this rank's host name, for error messages
+    std::string secret;    // raw per-step secret bytes; empty = unauthenticated (warned)
+    std::string step_tag;  // "jobid.stepid" or similar: peers from another step are refused
+    std::string host;      // this rank's host name, for error messages
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
 };
 
