@@ -43,7 +43,7 @@ out=$(gpus -N1 -n2 --gpus-per-task=1)
 expect_eq "no --ddp: Slurm's values kept" "$(awk '{print $5 "/" $6 "/" $7}' <<<"$out" | tr '\n' ' ')" "0/unset/unset 1/unset/unset "
 
 # A second job on the same node gets global indices 2,3: the binding uses them as Slurm gave them.
-job=$(sbatch --parsable -w n1 -N1 -n1 --gres=gpu:2 --wrap "sleep 20")
+job=$(sbatch --parsable -o /dev/null -w n1 -N1 -n1 --gres=gpu:2 --wrap "sleep 20")
 for _ in $(seq 50); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
 out=$(gpus --ddp -w n1 -N1 -n2 --gres=gpu:2)
 check_binding "second job on a node (global indices)" "$out" 2 2
