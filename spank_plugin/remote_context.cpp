@@ -1,59 +1,22 @@
 #include "remote_context.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <string>
 
 #include "core/gpu_binding.hpp"
 #include "core/launch_env.hpp"
 #include "core/layout_table.hpp"
-#include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
 #include "topology/device_access.hpp"
 #include "topology/gpu_facts.hpp"
+#include "topology/host_files.hpp"
 
 namespace sddp::plugin {
 namespace {
 
 constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
-
-// Read at most `limit` bytes of a small file (procfs, a host file). No exceptions, no streams.
-std::optional<std::string> read_small_file(const std::string& path, std::size_t limit) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    std::string out;
-    char buf[4096];
-    while (out.size() < limit) {
-        const ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    if (out.size() > limit) out.resize(limit);
-    return out;
-}
-
-LaunchContext gather_context(const EnvLookup& env, const StepFacts& facts) {
-    LaunchContext ctx;
-    if (auto text = read_small_file("/proc/sys/net/ipv4/ip_local_port_range", 64)) {
-        ctx.ephemeral_ports = parse_ephemeral_range(*text);
-    }
-    // task_init runs as the user, so reading the user's host file grants no privilege.
-    if (facts.hostfile) {
-        if (auto text = read_small_file(*facts.hostfile, 1 << 16)) {
-            ctx.hostfile_first_host = first_host_in_hostfile(*text);
-        }
-    }
-    ctx.user_master_addr = env("MASTER_ADDR");
-    ctx.user_master_port = env("MASTER_PORT");
-    return ctx;
-}
 
 int fail(const StepFacts* facts, const std::string& message) {
     std::string where;
@@ -126,7 +89,7 @@ int setup_task(spank_t sp) {
     auto facts = read_step_facts(env);
     if (!facts) return fail(nullptr, facts.error().message);
 
-    const LaunchContext ctx = gather_context(env, *facts);
+    const LaunchContext ctx = gather_launch_context(env, *facts);
     auto launch = derive_launch_env(*facts, *opts, ctx);
     if (!launch) return fail(&*facts, launch.error().message);
 

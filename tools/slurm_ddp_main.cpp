@@ -9,18 +9,16 @@
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "core/hostlist.hpp"
 #include "core/launch_env.hpp"
 #include "core/layout_table.hpp"
-#include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "core/task_counts.hpp"
+#include "topology/host_files.hpp"
 
 namespace {
 
@@ -40,15 +38,6 @@ int bad_input(const sddp::Error& e) {
 int usage_error(const std::string& why) {
     std::cerr << "slurm-ddp: " << why << "\n" << kUsage;
     return 2;
-}
-
-std::optional<std::string> read_file(const std::string& path, std::size_t limit) {
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    std::string text(limit, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(limit));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    return text;
 }
 
 int cmd_hostnames(const std::vector<std::string>& args) {
@@ -90,17 +79,7 @@ int cmd_env(const std::vector<std::string>& args) {
     auto facts = sddp::read_step_facts(env);
     if (!facts) return bad_input(facts.error());
 
-    sddp::LaunchContext ctx;
-    if (auto t = read_file("/proc/sys/net/ipv4/ip_local_port_range", 64)) {
-        ctx.ephemeral_ports = sddp::parse_ephemeral_range(*t);
-    }
-    if (facts->hostfile) {
-        if (auto t = read_file(*facts->hostfile, 1 << 16)) {
-            ctx.hostfile_first_host = sddp::first_host_in_hostfile(*t);
-        }
-    }
-    ctx.user_master_addr = env("MASTER_ADDR");
-    ctx.user_master_port = env("MASTER_PORT");
+    const sddp::LaunchContext ctx = sddp::gather_launch_context(env, *facts);
     auto launch = sddp::derive_launch_env(*facts, *opts, ctx);
     if (!launch) return bad_input(launch.error());
     for (const auto& v : launch->vars) std::cout << v.name << "=" << v.value << "\n";

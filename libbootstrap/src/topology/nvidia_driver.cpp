@@ -1,5 +1,7 @@
 #include "topology/nvidia_driver.hpp"
 
+#include "topology/host_files.hpp"
+
 #include <dirent.h>
 
 #include <algorithm>
@@ -27,22 +29,9 @@ bool all_hex(std::string_view s) {
     });
 }
 
-struct FileCloser {
-    void operator()(std::FILE* f) const { std::fclose(f); }
-};
 struct DirCloser {
     void operator()(DIR* d) const { closedir(d); }
 };
-
-std::optional<std::string> read_small_file(const std::string& path) {
-    std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "re"));
-    if (!f) return std::nullopt;
-    std::string out(kMaxInfoFileBytes, '\0');
-    const std::size_t n = std::fread(out.data(), 1, out.size(), f.get());
-    if (std::ferror(f.get())) return std::nullopt;
-    out.resize(n);
-    return out;
-}
 
 }  // namespace
 
@@ -120,7 +109,8 @@ std::vector<NvidiaDriverGpu> read_nvidia_driver_gpus(const std::string& gpus_dir
             const std::string name = e->d_name;
             if (name == "." || name == "..") continue;
             if (++seen > kMaxGpuDirs) break;
-            const auto text = read_small_file(gpus_dir + "/" + name + "/information");
+            const auto text =
+                read_small_file(gpus_dir + "/" + name + "/information", kMaxInfoFileBytes);
             auto gpu = text ? parse_nvidia_gpu_information(*text, name)
                             : Result<NvidiaDriverGpu>(make_error(Errc::io, "unreadable"));
             if (gpu.ok())
