@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The README's commands stay in sync with the tree.
+
+Checks: the first screen names the two commands and they exist; every repository path the
+README mentions exists; every `--ddp=...` value and plugin-argument line in it is accepted by the
+real parser (`slurm-ddp check-options`); every `slurm-ddp` command shown that needs no Slurm runs
+and succeeds; every option key in the options table is a key the parser knows.
+Usage: check_readme.py SOURCE_DIR PATH_TO_slurm-ddp
+"""
+import os
+import re
+import subprocess
+import sys
+
+src, cli = sys.argv[1], sys.argv[2]
+readme = open(os.path.join(src, "README.md"), encoding="utf-8").read()
+failures = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAIL: ") + what)
+    if not ok:
+        failures.append(what)
+
+
+# 1. The first screen (first 40 lines) gives the two commands, and they are real scripts.
+first = "\n".join(readme.splitlines()[:40])
+for cmd in ("bash scripts/demo.sh", "bash scripts/test.sh"):
+    check(cmd in first, f"first screen shows '{cmd}'")
+    path = os.path.join(src, cmd.split()[1])
+    check(os.path.isfile(path), f"{cmd.split()[1]} exists")
+    check(subprocess.run(["bash", "-n", path]).returncode == 0, f"{cmd.split()[1]} parses")
+check("bash scripts/test.sh" in open(os.path.join(src, ".ci/run")).read(), ".ci/run runs the README's test command")
+
+# 2. Paths in the tree that the README names.
+paths = set(re.findall(r"(?<![\w/.-])((?:examples|sbatch|scripts|tests|bench|docs|packaging|spank_plugin|libbootstrap|tools)/[\w./-]*[\w/])", readme))
+for p in sorted(paths):
+    if p.startswith("build") or "*" in p:
+        continue
+    check(os.path.exists(os.path.join(src, p.rstrip("/"))), f"README path {p} exists")
+
+# 3. Every --ddp=VALUE in a code block parses; every plugin-argument line validates.
+blocks = "\n".join(re.findall(r"```(?:sh|c|cpp)?\n(.*?)```", readme, re.S))
+for value in sorted(set(re.findall(r"--ddp=([\w=,.-]+)", blocks))):
+    r = subprocess.run([cli, "check-options", value], capture_output=True, text=True)
+    check(r.returncode == 0, f"--ddp={value} is accepted ({r.stderr.strip()})")
+for line in re.findall(r"^(?:required|optional) \S+spank_ddp\.so (.*)$", blocks, re.M):
+    r = subprocess.run([cli, "check-options", "--site"] + line.split(), capture_output=True, text=True)
+    check(r.returncode == 0, f"plugin arguments '{line}' are accepted ({r.stderr.strip()})")
+
+# 4. slurm-ddp commands that need no Slurm run as shown.
+for line in re.findall(r"^slurm-ddp ((?:hostnames|task-counts|check-options) .*?)(?:\s+#.*)?$", blocks, re.M):
+    args = [a.strip("'") for a in re.findall(r"'[^']*'|\S+", line)]
+    r = subprocess.run([cli] + args, capture_output=True, text=True)
+    check(r.returncode == 0, f"`slurm-ddp {line}` succeeds ({r.stderr.strip()})")
+
+# 5. Every key in the user options table is one the parser accepts (alone or with a value).
+options_section = readme.split("### Options", 1)[1].split("\n### ", 1)[0]
+for key in re.findall(r"^\| `([a-z][a-z-]*)(?:=[A-Z|\\a-z-]+)?` \|", options_section, re.M):
+    ok = any(subprocess.run([cli, "check-options", v], capture_output=True).returncode == 0
+             for v in (key, f"{key}=1", f"{key}=29500", f"{key}=local", f"{key}=n1"))
+    ok = ok or subprocess.run([cli, "check-options", "--site", f"{key}=on"], capture_output=True).returncode == 0
+    ok = ok or subprocess.run([cli, "check-options", "--site", f"{key}=20000-29999"], capture_output=True).returncode == 0
+    check(ok, f"options table key '{key}' is known to the parser")
+
+print(f"{len(failures)} failed" if failures else "README in sync")
+sys.exit(1 if failures else 0)
