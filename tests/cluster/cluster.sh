@@ -11,7 +11,7 @@
 #   cluster.sh plugin none         empty plugstack.conf
 #   cluster.sh logs [LINES]        tails of every daemon log
 #
-# Knobs (environment): SDDP_CLUSTER_DIR, NODES, NODE_CPUS, GPUS_PER_NODE, MODE=netns|loopback,
+# Knobs (environment): SDDP_CLUSTER_DIR, NODES, NODE_CPUS, GPUS_PER_NODE, RESV_PORTS (e.g. 12000-12999: MpiParams=ports=), MODE=netns|loopback,
 # PLUGIN, PLUGIN_ARGS, PLUGIN_OPTIONAL, SDDP_SUBNET, CTLD_PORT, SLURMD_PORT_BASE, UP_TIMEOUT,
 # SLURM_DEBUG. See tests/cluster/README.md.
 #
@@ -130,8 +130,8 @@ SelectTypeParameters=CR_Core
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 MpiDefault=none
-# Ports Slurm reserves per step for `srun --resv-ports` (SLURM_STEP_RESV_PORTS), which --ddp prefers.
-MpiParams=ports=12000-12999
+${RESV_PORTS:+# Ports Slurm reserves for every step (SLURM_STEP_RESV_PORTS), which --ddp prefers.}
+${RESV_PORTS:+MpiParams=ports=$RESV_PORTS}
 JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
