@@ -13,4 +13,10 @@ for script in sbatch/cpu_multinode.sbatch sbatch/gpu_single_node.sbatch sbatch/g
     expect_contains "$script: $ntasks ranks trained to identical weights" "$out" "OK: $ntasks ranks hold identical weights"
 done
 expect_contains "gpu_multinode: verbose table" "$out" "RANK  HOST"
+
+# The native trainer's script (CPU fallback here: the C example over the same rendezvous).
+if [ -x "$SDDP_BUILD_DIR/examples/c_minimal/c_minimal" ]; then
+    out=$(SDDP_EXAMPLES_BIN="$SDDP_BUILD_DIR/examples" sbatch_out sbatch/cpp_trainer.sbatch 2>&1) || fail "cpp_trainer.sbatch failed: $out"
+    expect_contains "cpp_trainer.sbatch: 4 ranks over the authenticated rendezvous" "$out" "hosts: 0=n1 1=n1 2=n2 3=n2"
+fi
 finish
