@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Scale model of the bootstrap (issue 6): time to hand the 128-byte NCCL id to every rank and to
+finish the preflight allgather (64-byte record per rank) at 10k and 100k ranks, for
+
+  ours      two-level TCP rendezvous: node leaders (local rank 0, 8 ranks per node) connect to
+            rank 0; locals reach their leader over Unix sockets; the allgather RESULT is sent by
+            rank 0 to every leader (root egress = leaders x N x (R+4) bytes: our weak point);
+  ours+tree the same, but the allgather result fanned out down a k-ary tree of leaders (a design
+            we do NOT implement today; shown because it is what would meet the goal);
+  tcpstore  a single-root TCPStore: every rank connects to rank 0, get()s the id; allgather as
+            set(pf/rank), rank 0 get()s all N keys and sets pf/all, everyone get()s pf/all.
+
+No dependencies:  python3 bench/scale_model.py [results.txt]   (default build-bench/bench/results.txt)
+
+Calibration (from the RESULT lines of bootstrap_bench / tcpstore_bench.py): each rank 0 reports
+its own CPU seconds (user + system), i.e. the root's serial work, which is what limits a single
+root at scale; and the sum of all ranks' CPU. Linear least squares on the points with N <= 256
+gives the per-connection, per-record and per-byte costs; the N = 1024 points are held out and
+predicted (out-of-sample validation). On this machine every rank shares the same few cores, so
+the local wall-time model is  t = t0 + max(root CPU, all ranks' CPU / cores); at scale ranks run
+on their own nodes and only the root's serial work, the network and the accept backlog count.
+"""
+import argparse
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DEFAULT_RESULTS = os.path.join(HERE, "..", "build-bench", "bench", "results.txt")
+
+ID_BYTES, REC = 128, 64
+FRAME = 32  # assumed per-frame header + length overhead (bytes)
+
+
+def load(path):
+    pts = {}
+    for line in open(path):
+        if line.startswith("RESULT ") and " ok=0" not in line:
+            kv = dict(x.split("=", 1) for x in line.split()[1:])
+            pts[(kv["impl"], int(kv["n"]))] = {k: float(v) for k, v in kv.items()
+                                               if k not in ("impl",)}
+    return pts
+
+
+def lstsq(rows, ys):
+    """Ordinary least squares for a few parameters (normal equations, Gaussian elimination);
+    parameters that come out negative are dropped (set to 0) and the rest refitted."""
+    k = len(rows[0])
+    active = list(range(k))
+    while True:
+        a = [[sum(r[i] * r[j] for r in rows) for j in active] for i in active]
+        b = [sum(r[i] * y for r, y in zip(rows, ys)) for i in active]
+        m = len(active)
+        for c in range(m):
+            p = max(range(c, m), key=lambda i: abs(a[i][c]))
+            a[c], a[p], b[c], b[p] = a[p], a[c], b[p], b[c]
+            if abs(a[c][c]) < 1e-30:
+                a[c][c] = 1e-30
+            for i in range(m):
+                if i != c:
+                    f = a[i][c] / a[c][c]
+                    a[i] = [x - f * y for x, y in zip(a[i], a[c])]
+                    b[i] -= f * b[c]
+        sol = [b[i] / a[i][i] for i in range(m)]
+        if all(s >= 0 for s in sol) or len(active) == 1:
+            out = [0.0] * k
+            for i, s in zip(active, sol):
+                out[i] = max(s, 0.0)
+            return out
+        active = [i for i, s in zip(active, sol) if s >= 0]
+
+
+# --- layouts of the measured variants -------------------------------------------------------
+def ours_children(impl, n):
+    """Direct children of rank 0 (TCP leaders + its own locals), and bytes rank 0 sends in the
+    allgather result (to every direct child)."""
+    per = 1 if impl == "ours-flat" else min(8, n)
+    nodes = n // per
+    children = (nodes - 1) + (per - 1)
+    return children, children * n * (REC + 4)
+
+
+def calibrate(pts, cores, held_out=1024):
+    fit_pts = {k: v for k, v in pts.items() if k[1] < held_out}
+    cal = {}
+    ours = [(k, v) for k, v in fit_pts.items() if k[0] in ("ours-2level", "ours-flat")]
+    if len(ours) >= 3:
+        # root CPU for join + broadcast: a + c_conn * direct children
+        cal["ours_id"] = lstsq([[1, ours_children(k[0], k[1])[0]] for k, _ in ours],
+                               [v["root_cpu_id"] for _, v in ours])
+        # root CPU for the allgather: a + c_rec * N + c_byte * result bytes sent
+        cal["ours_ag"] = lstsq([[1, k[1], ours_children(k[0], k[1])[1]] for k, _ in ours],
+                               [v["root_cpu_ag"] - v["root_cpu_id"] for _, v in ours])
+        # all ranks' CPU: a + per-rank + per byte moved (root egress + leaders to their locals)
+        cal["ours_total"] = lstsq(
+            [[1, k[1], ours_children(k[0], k[1])[1] * (1 if k[0] == "ours-flat" else 2)]
+             for k, _ in ours], [v["total_cpu"] for _, v in ours])
+        cal["ours_t0"] = {}
+        for impl in ("ours-2level", "ours-flat"):
+            res = [v["id_med"] - max(v["root_cpu_id"], v["total_cpu"] / cores)
+                   for k, v in fit_pts.items() if k[0] == impl]
+            cal["ours_t0"][impl] = max(0.0, sorted(res)[len(res) // 2]) if res else 0.0
+    ts = [(k, v) for k, v in fit_pts.items() if k[0] == "tcpstore-agent"]
+    if len(ts) >= 2:
+        # store server thread CPU for everything: a + c_client * N
+        cal["ts_server"] = lstsq([[1, k[1]] for k, _ in ts], [v["root_cpu_ag"] for _, v in ts])
+        cal["ts_total"] = lstsq([[1, k[1]] for k, _ in ts], [v["total_cpu"] for _, v in ts])
+        res = [v["id_med"] - max(v["root_cpu_ag"], v["total_cpu"] / cores) for _, v in ts]
+        cal["ts_t0"] = max(0.0, sorted(res)[len(res) // 2])
+    return cal
+
+
+def local_prediction(cal, impl, n, cores):
+    if impl.startswith("ours"):
+        ch, egress = ours_children(impl, n)
+        a, c = cal["ours_id"]
+        root_id = a + c * ch
+        a2, r2, b2 = cal["ours_ag"]
+        root_ag = root_id + a2 + r2 * n + b2 * egress
+        ta, tn, tb = cal["ours_total"]
+        total = ta + tn * n + tb * egress * (1 if impl == "ours-flat" else 2)
+        t0 = cal["ours_t0"][impl]
+        # the id phase is roughly all of the total CPU except the allgather's bytes
+        total_id = ta + tn * n
+        return t0 + max(root_id, total_id / cores), t0 + max(root_ag, total / cores)
+    a, c = cal["ts_server"]
+    ta, tn = cal["ts_total"]
+    t = cal["ts_t0"] + max(a + c * n, (ta + tn * n) / cores)
+    return None, t
+
+
+# --- the model at scale ---------------------------------------------------------------------
+def admission(clients, c_conn, backlog, rto=1.0):
+    """Time for one root to admit `clients` connections arriving at once, serially at c_conn
+    each, with an accept queue of `backlog`: SYNs beyond it are dropped and retransmitted by the
+    client's TCP after 1 s, 3 s, 7 s, ... (exponential RTO)."""
+    t, waiting, queue, retry, tries = 0.0, clients, 0.0, rto, 0
+    while True:
+        admitted_now = min(waiting, backlog - queue)
+        queue += admitted_now
+        waiting -= admitted_now
+        if waiting <= 0:
+            return t + queue * c_conn
+        # drain until the next retransmission epoch
+        drained = min(queue, retry / c_conn)
+        queue -= drained
+        t += retry
+        tries += 1
+        retry = rto * (2 ** tries)
+        if tries > 8:
+            return float("inf")
+
+
+def model_ours(n, cal, a, tree_k=None):
+    per = a.ranks_per_node
+    leaders = max(1, n // per)
+    _, c_conn = cal["ours_id"]
+    _, c_rec, c_byte = cal["ours_ag"]
+    rtt, bw = a.rtt, a.bandwidth
+    # join: 1.5 RTT handshake per level (TCP to rank 0, Unix to the leader ~ free) + admission
+    # of every leader at rank 0 (plus its own 7 locals) + a `joined` message up
+    join = 1.5 * rtt + 0.5 * rtt + admission(leaders, c_conn, a.backlog)
+    # broadcast from rank 0: one pass down (the per-connection send is inside c_conn); bytes
+    bcast = 0.5 * rtt + leaders * (ID_BYTES + FRAME) / bw + (per - 1) * (ID_BYTES + FRAME) / a.local_bw
+    t_id = join + bcast
+    s = n * (REC + 4)  # result bytes
+    up = 0.5 * rtt + c_rec * n + s / bw  # records merge upward, root ingress
+    if tree_k is None:
+        egress = leaders * s
+        down = 0.5 * rtt + max(egress / bw, c_byte * egress) + (per - 1) * s / a.local_bw
+        note = "root egress %.3g GB" % (egress / 1e9)
+    else:
+        depth = max(1, math.ceil(math.log(leaders, tree_k))) if leaders > 1 else 1
+        per_level = tree_k * s
+        down = depth * (0.5 * rtt + max(per_level / bw, c_byte * per_level)) + (per - 1) * s / a.local_bw
+        note = "tree k=%d depth %d, %.3g MB per hop" % (tree_k, depth, per_level / 1e6)
+    return t_id, t_id + up + down, note
+
+
+def model_tcpstore(n, cal, a):
+    rtt, bw = a.rtt, a.bandwidth
+    _, c_client = cal["ts_server"]
+    # per-rank server work: connect + add(init) + get(id) | set(pf) + get(pf/all) + rank 0's get
+    # of that rank's record: assume equal cost per request, 3 of 6 before the id is everywhere
+    c_id = c_client * 3 / 6
+    t_id = 1.5 * rtt + admission(n, c_client / 6, a.backlog) + n * (c_id - c_client / 6) + 2 * rtt
+    s = n * REC
+    egress = n * s  # pf/all to every rank
+    t_ag = t_id + n * c_client * 3 / 6 + 3 * rtt + max(egress / bw, cal["ours_ag"][2] * egress)
+    return t_id, t_ag, "root holds %d sockets, egress %.3g GB" % (n, egress / 1e9)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", nargs="?", default=DEFAULT_RESULTS)
+    ap.add_argument("--rtt", type=float, default=100e-6, help="network RTT, s (default 100 us)")
+    ap.add_argument("--bandwidth", type=float, default=12.5e9,
+                    help="root NIC bandwidth, B/s (default 12.5e9 = 100 Gb/s)")
+    ap.add_argument("--local-bw", type=float, default=5e9,
+                    help="Unix-socket bandwidth leader -> locals, B/s (default 5e9)")
+    ap.add_argument("--backlog", type=int, default=4096,
+                    help="accept queue (net.core.somaxconn caps our listen(65535)); default 4096")
+    ap.add_argument("--ranks-per-node", type=int, default=8)
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 2,
+                    help="cores of the machine that produced the results")
+    ap.add_argument("--goal", type=float, default=5.0, help="seconds (issue 6)")
+    a = ap.parse_args()
+    pts = load(a.results)
+    cal = calibrate(pts, a.cores)
+    if "ours_id" not in cal or "ts_server" not in cal:
+        sys.exit("not enough measured points in %s (need ours-2level/ours-flat and "
+                 "tcpstore-agent at N <= 256)" % a.results)
+    print("Calibrated on N <= 256 (rank 0's own CPU time, %d cores):" % a.cores)
+    print("  ours   root per direct child (accept, 2 HMACs, hello/welcome, joined, id send): "
+          "%.1f us" % (cal["ours_id"][1] * 1e6))
+    print("  ours   root allgather: %.2f us per record merged, %.3f ns per result byte sent "
+          "(= %.2f GB/s of one core)" % (cal["ours_ag"][1] * 1e6, cal["ours_ag"][2] * 1e9,
+                                         1e-9 / cal["ours_ag"][2] if cal["ours_ag"][2] else
+                                         float("inf")))
+    print("  ts     store server per client (6 requests incl. connect): %.1f us"
+          % (cal["ts_server"][1] * 1e6))
+    print("Assumptions: RTT %.0f us, root NIC %.1f Gb/s, Unix sockets %.1f GB/s, accept backlog "
+          "%d (SYNs beyond it retransmitted after 1 s, 3 s, ...), %d ranks per node, frame "
+          "overhead %d B, all ranks start together, no other load on rank 0's node."
+          % (a.rtt * 1e6, a.bandwidth * 8 / 1e9, a.local_bw / 1e9, a.backlog,
+             a.ranks_per_node, FRAME))
+    print()
+    print("Validation on this machine (wall time, ms; N = 1024 is held out of the fit):")
+    print("%-15s %6s  %10s %10s  %10s %10s" % ("impl", "N", "id meas", "id pred", "ag meas",
+                                                  "ag pred"))
+    for (impl, n), v in sorted(pts.items()):
+        if impl not in ("ours-2level", "ours-flat", "tcpstore-agent"):
+            continue
+        pid, pag = local_prediction(cal, impl, n, a.cores)
+        print("%-15s %6d  %10.1f %10s  %10.1f %10.1f%s" % (
+            impl, n, v["id_med"] * 1e3, "-" if pid is None else "%.1f" % (pid * 1e3),
+            v["ag_med"] * 1e3, pag * 1e3, "   (held out)" if n >= 1024 else ""))
+    print()
+    print("Predictions at scale (seconds; goal: id + preflight under %.0f s at 100k ranks):"
+          % a.goal)
+    print("%-22s %8s  %9s %13s  %s" % ("design", "N", "id", "id+allgather", "notes"))
+    verdict = {}
+    for n in (1024, 10_000, 100_000):
+        rows = [("ours (two-level)", model_ours(n, cal, a)),
+                ("ours + leader tree k=16", model_ours(n, cal, a, tree_k=16)),
+                ("TCPStore (single root)", model_tcpstore(n, cal, a))]
+        for name, (ti, tg, note) in rows:
+            print("%-22s %8d  %9.3f %13.3f  %s" % (name, n, ti, tg, note))
+            if n == 100_000:
+                verdict[name] = (ti, tg)
+    print()
+    for name, (ti, tg) in verdict.items():
+        print("%s at 100k: id %.2f s (%s), id + preflight allgather %.2f s -> %s" % (
+            name, ti, "under" if ti < a.goal else "OVER", tg,
+            "MEETS the < %.0f s goal" % a.goal if tg < a.goal else "does NOT meet the < %.0f s goal"
+            % a.goal))
+
+
+if __name__ == "__main__":
+    main()
