@@ -4,11 +4,11 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration asan tsan fuzz
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration valgrind asan tsan fuzz
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps build unit integration asan tsan fuzz"}
+PHASES=${PHASES:-"deps build unit integration valgrind asan tsan fuzz"}
 JOBS=${JOBS:-$(nproc)}
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 t0=$SECONDS
@@ -33,12 +33,17 @@ run_ctest() {  # run_ctest NAME BUILD_DIR CTEST_ARGS...
 
 if has unit; then
     phase "unit, multi-process and packaging tests"
-    run_ctest unit build -LE 'integration|fuzz' -j"$JOBS"
+    run_ctest unit build -LE 'integration|fuzz|valgrind' -j"$JOBS"
 fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
     run_ctest integration build -L integration
+fi
+
+if has valgrind; then
+    phase "valgrind: the plugin's callbacks driven by a stand-in slurmstepd"
+    run_ctest valgrind build -L valgrind
 fi
 
 if has asan; then
@@ -48,7 +53,7 @@ if has asan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-asan -j"$JOBS"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan -LE 'integration|fuzz|packaging|gpu' -j"$JOBS"
+        run_ctest asan build-asan -LE 'integration|fuzz|packaging|gpu|valgrind' -j"$JOBS"
 fi
 
 if has tsan; then

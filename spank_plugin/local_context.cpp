@@ -43,7 +43,8 @@ bool options_valid() {
     }
     auto opts = effective_options(s);
     if (!opts) {
-        log_error(opts.error().message);
+        // A bad --ddp value was already reported by the option callback; say it once.
+        if (!s.user_error) log_error(opts.error().message);
         return false;
     }
     return true;

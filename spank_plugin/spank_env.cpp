@@ -13,8 +13,10 @@ EnvLookup spank_env(spank_t sp) {
                 buf.resize(buf.find('\0'));
                 return buf;
             }
-            if (rc != ESPANK_NOSPACE || static_cast<int>(buf.size()) >= kMaxEnvValue)
-                return std::nullopt;
+            if (rc != ESPANK_NOSPACE) return std::nullopt;
+            // Too long to be Slurm's: present, but as a value every parser rejects, so the error
+            // names this variable instead of falling back to another one as if it were unset.
+            if (static_cast<int>(buf.size()) >= kMaxEnvValue) return std::string(kOversizedValue);
             buf.assign(buf.size() * 16, '\0');
         }
     };

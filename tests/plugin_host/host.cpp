@@ -1,0 +1,1013 @@
+// spank_plugin_host: plays srun / sbatch / slurmstepd for spank_ddp.so, without Slurm.
+//
+// The executable defines (and exports, -rdynamic) the spank_* and slurm_* functions the plugin
+// imports, over an in-memory task environment, then loads the plugin with dlopen(RTLD_NOW) and
+// drives its hooks in the order Slurm calls them:
+//
+//   srun (local):           init(plugin args) -> option callback(optarg, remote=0) -> init_post_opt
+//   sbatch (allocator):     init -> option callback(remote=0) -> init_post_opt
+//   slurmstepd (remote):    init -> option callback(remote=1) -> init_post_opt -> user_init
+//                           -> task_init
+//
+// Every scenario loads a fresh copy of the plugin (its state is one static object), and the
+// host checks return codes, the environment afterwards (byte for byte where nothing may change),
+// and what the plugin logged. A crash kills the host; a signal handler first names the scenario.
+//
+//   spank_plugin_host PLUGIN.so [--iterations N] [--seed S] [--verbose]
+//
+// Exit status: 0 when every check passed, 1 otherwise, 2 on usage or load errors.
+#include <dlfcn.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include <slurm/spank.h>
+// From the sanitizer runtimes, where linked (weak: null otherwise).
+void __sanitizer_set_report_fd(void* fd) __attribute__((weak));
+}
+
+namespace {
+
+// ESPANK_SUCCESS is a plain 0 (slurm_errno.h), not an enumerator.
+constexpr spank_err_t kOk = static_cast<spank_err_t>(ESPANK_SUCCESS);
+
+using Env = std::map<std::string, std::string>;
+
+// ---------------------------------------------------------------------------------------------
+// What the fake Slurm holds for one scenario.
+
+struct Fake {
+    spank_context_t context = S_CTX_REMOTE;
+    bool in_init = false;
+    std::optional<std::uint32_t> step_id = 3;  // nullopt: spank_get_item fails
+    Env env;
+    std::vector<std::string> log;      // "error: ...", "info: ...", ...
+    std::vector<spank_option> options;  // registered in init
+    int setenv_calls = 0;
+    int bad_calls = 0;  // calls with arguments Slurm would reject (a plugin bug)
+    std::vector<std::string> bad_call_notes;
+};
+Fake g;
+
+}  // namespace
+
+struct spank_handle {
+    int magic;
+};
+
+namespace {
+spank_handle g_handle{0x5ddb};
+spank_t handle() {
+    return &g_handle;
+}
+
+void bad_call(const std::string& what) {
+    ++g.bad_calls;
+    g.bad_call_notes.push_back(what);
+}
+
+void add_log(const char* level, const char* fmt, va_list ap) {
+    va_list copy;
+    va_copy(copy, ap);
+    const int n = std::vsnprintf(nullptr, 0, fmt, copy);
+    va_end(copy);
+    std::string text(n > 0 ? static_cast<std::size_t>(n) : 0, '\0');
+    if (n > 0) std::vsnprintf(text.data(), text.size() + 1, fmt, ap);
+    g.log.push_back(std::string(level) + ": " + text);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// The Slurm API the plugin imports. Behaviour follows Slurm's src/common/spank.c.
+
+extern "C" {
+
+void slurm_error(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_log("error", fmt, ap);
+    va_end(ap);
+}
+void slurm_info(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_log("info", fmt, ap);
+    va_end(ap);
+}
+void slurm_verbose(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_log("verbose", fmt, ap);
+    va_end(ap);
+}
+void slurm_debug(const char* fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    add_log("debug", fmt, ap);
+    va_end(ap);
+}
+
+spank_context_t spank_context(void) {
+    return g.context;
+}
+
+const char* spank_strerror(spank_err_t err) {
+    switch (static_cast<int>(err)) {
+        case ESPANK_SUCCESS: return "Success";
+        case ESPANK_BAD_ARG: return "Bad argument";
+        case ESPANK_ENV_EXISTS: return "Environment variable exists";
+        case ESPANK_ENV_NOEXIST: return "No such environment variable";
+        case ESPANK_NOSPACE: return "Buffer too small";
+        case ESPANK_NOT_REMOTE: return "Valid only in remote context";
+        default: return "Unknown error";
+    }
+}
+
+spank_err_t spank_option_register(spank_t sp, struct spank_option* opt) {
+    if (sp != handle() || opt == nullptr || opt->name == nullptr) {
+        bad_call("spank_option_register with a bad handle or option");
+        return ESPANK_BAD_ARG;
+    }
+    if (!g.in_init) {
+        bad_call("spank_option_register outside slurm_spank_init");
+        return ESPANK_BAD_ARG;
+    }
+    if (std::strlen(opt->name) > SPANK_OPTION_MAXLEN) {
+        bad_call("option name longer than SPANK_OPTION_MAXLEN");
+        return ESPANK_BAD_ARG;
+    }
+    g.options.push_back(*opt);
+    return kOk;
+}
+
+spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
+    if (sp != handle()) {
+        bad_call("spank_get_item with a bad handle");
+        return ESPANK_BAD_ARG;
+    }
+    if (g.context != S_CTX_REMOTE) return ESPANK_NOT_REMOTE;
+    va_list ap;
+    va_start(ap, item);
+    spank_err_t rc = kOk;
+    if (item == S_JOB_STEPID) {
+        auto* out = va_arg(ap, std::uint32_t*);
+        if (out == nullptr) {
+            bad_call("spank_get_item(S_JOB_STEPID, NULL)");
+            rc = ESPANK_BAD_ARG;
+        } else if (!g.step_id) {
+            rc = ESPANK_NOT_AVAIL;
+        } else {
+            *out = *g.step_id;
+        }
+    } else {
+        bad_call("spank_get_item for an item the host does not model: " +
+                 std::to_string(static_cast<int>(item)));
+        rc = ESPANK_BAD_ARG;
+    }
+    va_end(ap);
+    return rc;
+}
+
+spank_err_t spank_getenv(spank_t sp, const char* var, char* buf, int len) {
+    if (sp != handle() || var == nullptr || buf == nullptr || len < 0) {
+        bad_call("spank_getenv with bad arguments");
+        return ESPANK_BAD_ARG;
+    }
+    if (g.context != S_CTX_REMOTE) return ESPANK_NOT_REMOTE;
+    auto it = g.env.find(var);
+    if (it == g.env.end()) return ESPANK_ENV_NOEXIST;
+    // strlcpy semantics, as Slurm: copy what fits, NUL-terminate, NOSPACE if truncated.
+    const std::string& v = it->second;
+    if (len > 0) {
+        const std::size_t n = std::min<std::size_t>(v.size(), static_cast<std::size_t>(len) - 1);
+        std::memcpy(buf, v.data(), n);
+        buf[n] = '\0';
+    }
+    if (v.size() >= static_cast<std::size_t>(len)) return ESPANK_NOSPACE;
+    return kOk;
+}
+
+spank_err_t spank_setenv(spank_t sp, const char* var, const char* val, int overwrite) {
+    if (sp != handle() || var == nullptr || val == nullptr) {
+        bad_call("spank_setenv with bad arguments");
+        return ESPANK_BAD_ARG;
+    }
+    if (g.context != S_CTX_REMOTE) return ESPANK_NOT_REMOTE;
+    ++g.setenv_calls;
+    if (*var == '\0' || std::strchr(var, '=') != nullptr)
+        bad_call(std::string("spank_setenv of an invalid name: ") + var);
+    auto it = g.env.find(var);
+    if (it != g.env.end() && overwrite == 0) return ESPANK_ENV_EXISTS;
+    g.env[var] = val;
+    return kOk;
+}
+
+}  // extern "C"
+
+// ---------------------------------------------------------------------------------------------
+// Loading the plugin and running the hooks.
+
+namespace {
+
+using Hook = int (*)(spank_t, int, char**);
+
+const char* g_plugin_path = nullptr;
+bool g_verbose = false;
+char g_current[512] = "(start)";  // the scenario running, for the crash handler
+int g_capture_fd = -1;             // the task-stderr capture while hooks run
+int g_saved_stderr = -1;           // the real stderr meanwhile
+
+void on_fatal_signal(int sig) {
+    const int out = g_saved_stderr >= 0 ? g_saved_stderr : STDERR_FILENO;
+    if (g_capture_fd >= 0) {  // what the plugin wrote before dying
+        const char* h = "\nspank_plugin_host: task stderr so far:\n";
+        (void)!::write(out, h, std::strlen(h));
+        char buf[4096];
+        ssize_t n;
+        ::lseek(g_capture_fd, 0, SEEK_SET);
+        while ((n = ::read(g_capture_fd, buf, sizeof buf)) > 0) (void)!::write(out, buf, static_cast<std::size_t>(n));
+    }
+    const char* head = "\nspank_plugin_host: CRASH (signal) in scenario: ";
+    (void)!::write(out, head, std::strlen(head));
+    (void)!::write(out, g_current, std::strlen(g_current));
+    (void)!::write(out, "\n", 1);
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
+struct Plugin {
+    void* dl = nullptr;
+    Hook init = nullptr;
+    Hook init_post_opt = nullptr;
+    Hook user_init = nullptr;
+    Hook task_init = nullptr;
+
+    Plugin() {
+        dl = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_LOCAL);
+        if (dl == nullptr) {
+            std::fprintf(stderr, "spank_plugin_host: dlopen(%s): %s\n", g_plugin_path,
+                         ::dlerror());
+            std::exit(2);
+        }
+        init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_init"));
+        init_post_opt = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_init_post_opt"));
+        user_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_user_init"));
+        task_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_task_init"));
+        if (!init || !init_post_opt || !user_init || !task_init) {
+            std::fprintf(stderr, "spank_plugin_host: %s lacks a SPANK hook\n", g_plugin_path);
+            std::exit(2);
+        }
+    }
+    ~Plugin() { ::dlclose(dl); }
+    Plugin(const Plugin&) = delete;
+    Plugin& operator=(const Plugin&) = delete;
+};
+
+// The task's stderr (the plugin writes errors there in task_init), captured in memory.
+class StderrCapture {
+public:
+    StderrCapture() {
+        fd_ = ::memfd_create("task-stderr", 0);
+        saved_ = ::dup(STDERR_FILENO);
+        if (fd_ >= 0 && saved_ >= 0) {
+            ::dup2(fd_, STDERR_FILENO);
+            g_capture_fd = fd_;
+            g_saved_stderr = saved_;
+        }
+    }
+    ~StderrCapture() { finish(); }
+    std::string finish() {
+        if (saved_ < 0) return text_;
+        g_capture_fd = -1;
+        g_saved_stderr = -1;
+        ::dup2(saved_, STDERR_FILENO);
+        ::close(saved_);
+        saved_ = -1;
+        if (fd_ >= 0) {
+            char buf[4096];
+            ::lseek(fd_, 0, SEEK_SET);
+            ssize_t n;
+            while ((n = ::read(fd_, buf, sizeof buf)) > 0) text_.append(buf, static_cast<std::size_t>(n));
+            ::close(fd_);
+            fd_ = -1;
+        }
+        return text_;
+    }
+
+private:
+    int fd_ = -1;
+    int saved_ = -1;
+    std::string text_;
+};
+
+struct Step {
+    std::string name;
+    spank_context_t context = S_CTX_REMOTE;
+    std::vector<std::string> plugin_args;
+    bool option_given = false;             // --ddp on the command line
+    std::optional<std::string> optarg;     // --ddp=VALUE (nullopt: plain --ddp)
+    std::optional<std::uint32_t> step_id = 3;
+    Env env;
+};
+
+struct Outcome {
+    int init = 0;
+    std::optional<int> option;  // the option callback, where called
+    int post_opt = 0;
+    int user_init = 0;
+    int task_init = 0;
+    Env env;
+    std::vector<std::string> log;
+    std::string task_stderr;
+    int setenv_calls = 0;
+    std::optional<std::string> secret;  // SLURM_DDP_SECRET in the host's environment (srun)
+    int bad_calls = 0;
+    std::vector<std::string> bad_call_notes;
+};
+
+Outcome run(const Step& s) {
+    std::snprintf(g_current, sizeof g_current, "%s", s.name.c_str());
+    ::unsetenv("SLURM_DDP_SECRET");
+    g = Fake{};
+    g.context = s.context;
+    g.step_id = s.step_id;
+    g.env = s.env;
+
+    Outcome o;
+    {
+        Plugin p;
+        std::vector<char*> argv;
+        std::vector<std::string> args = s.plugin_args;  // the plugin must not keep pointers
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const int ac = static_cast<int>(args.size());
+        StderrCapture cap;
+
+        g.in_init = true;
+        o.init = p.init(handle(), ac, argv.data());
+        g.in_init = false;
+        if (s.option_given) {
+            for (const auto& opt : g.options) {
+                if (std::strcmp(opt.name, "ddp") != 0 || opt.cb == nullptr) continue;
+                const std::string copy = s.optarg.value_or("");
+                o.option = opt.cb(opt.val, s.optarg ? copy.c_str() : nullptr,
+                                  s.context == S_CTX_REMOTE ? 1 : 0);
+            }
+        }
+        o.post_opt = p.init_post_opt(handle(), ac, argv.data());
+        if (s.context == S_CTX_REMOTE) {
+            o.user_init = p.user_init(handle(), ac, argv.data());
+            o.task_init = p.task_init(handle(), ac, argv.data());
+        }
+        o.task_stderr = cap.finish();
+        if (const char* sec = ::getenv("SLURM_DDP_SECRET")) o.secret = sec;
+        ::unsetenv("SLURM_DDP_SECRET");
+    }
+    o.env = std::move(g.env);
+    o.log = std::move(g.log);
+    o.setenv_calls = g.setenv_calls;
+    o.bad_calls = g.bad_calls;
+    o.bad_call_notes = std::move(g.bad_call_notes);
+    if (g_verbose) {
+        std::printf("  [%s] init=%d option=%s post_opt=%d user_init=%d task_init=%d\n",
+                    s.name.c_str(), o.init, o.option ? std::to_string(*o.option).c_str() : "-",
+                    o.post_opt, o.user_init, o.task_init);
+        for (const auto& l : o.log) std::printf("    log %.300s\n", l.c_str());
+    }
+    return o;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks.
+
+int g_checks = 0;
+int g_failures = 0;
+
+std::string shorten(const std::string& s, std::size_t max = 300) {
+    std::string out;
+    for (char c : s.substr(0, max)) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u >= 0x20 && u < 0x7f) {
+            out += c;
+        } else {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            out += hex;
+        }
+    }
+    if (s.size() > max) out += "...(" + std::to_string(s.size()) + " bytes)";
+    return out;
+}
+
+void dump(const Outcome& o) {
+    std::fprintf(stderr,
+                 "    init=%d option=%s post_opt=%d user_init=%d task_init=%d setenv_calls=%d\n",
+                 o.init, o.option ? std::to_string(*o.option).c_str() : "-", o.post_opt,
+                 o.user_init, o.task_init, o.setenv_calls);
+    for (const auto& l : o.log) std::fprintf(stderr, "    log: %s\n", shorten(l).c_str());
+    if (!o.task_stderr.empty())
+        std::fprintf(stderr, "    task stderr: %s\n", shorten(o.task_stderr).c_str());
+}
+
+bool check(bool ok, const Step& s, const Outcome& o, const std::string& what) {
+    ++g_checks;
+    if (ok) return true;
+    ++g_failures;
+    std::fprintf(stderr, "FAIL [%s]: %s\n", s.name.c_str(), what.c_str());
+    dump(o);
+    return false;
+}
+
+bool logged_error_naming(const Outcome& o, const std::string& needle) {
+    for (const auto& l : o.log) {
+        if (l.rfind("error: ", 0) == 0 && l.find(needle) != std::string::npos) return true;
+    }
+    return false;
+}
+
+std::string env_diff(const Env& before, const Env& after) {
+    std::string d;
+    for (const auto& [k, v] : after) {
+        auto it = before.find(k);
+        if (it == before.end()) d += " +" + shorten(k, 40) + "=" + shorten(v, 40);
+        else if (it->second != v) d += " ~" + shorten(k, 40);
+    }
+    for (const auto& [k, v] : before)
+        if (!after.count(k)) d += " -" + shorten(k, 40);
+    return d;
+}
+
+// Properties every run must have, whatever the scenario.
+void check_common(const Step& s, const Outcome& o) {
+    check(o.init == 0, s, o, "slurm_spank_init must never fail");
+    check(o.user_init == 0, s, o, "slurm_spank_user_init must never fail");
+    check(o.bad_calls == 0, s, o,
+          "the plugin called the Slurm API with bad arguments: " +
+              (o.bad_call_notes.empty() ? std::string() : o.bad_call_notes.front()));
+    for (const auto& l : o.log) {
+        // A log line is one short message, not a dump of the user's environment.
+        if (!check(l.size() < 8192, s, o, "log line of " + std::to_string(l.size()) + " bytes"))
+            break;
+    }
+    check(o.task_stderr.size() < 16384, s, o,
+          "task stderr of " + std::to_string(o.task_stderr.size()) + " bytes");
+}
+
+// A step the plugin must leave alone: every hook returns 0, the environment is byte-identical.
+void expect_untouched(const Step& s) {
+    const Outcome o = run(s);
+    check_common(s, o);
+    check(!o.option || *o.option == 0, s, o, "option callback failed");
+    check(o.post_opt == 0, s, o, "init_post_opt failed for an untouched step");
+    check(o.task_init == 0, s, o, "task_init failed for an untouched step");
+    check(o.env == s.env, s, o, "environment changed:" + env_diff(s.env, o.env));
+    check(o.setenv_calls == 0, s, o, "spank_setenv called");
+    check(!o.secret, s, o, "SLURM_DDP_SECRET set in srun for an untouched step");
+    check(o.task_stderr.empty(), s, o, "wrote to the task's stderr");
+}
+
+// A --ddp task that must fail: task_init -1, the error names `needle`, environment unchanged.
+void expect_task_error(const Step& s, const std::string& needle) {
+    const Outcome o = run(s);
+    check_common(s, o);
+    check(o.task_init == -1, s, o, "task_init must return -1");
+    check(logged_error_naming(o, needle), s, o, "no slurm_error naming '" + needle + "'");
+    check(o.task_stderr.find(needle) != std::string::npos, s, o,
+          "the task's stderr does not name '" + needle + "'");
+    check(o.env == s.env, s, o, "environment changed on failure:" + env_diff(s.env, o.env));
+}
+
+// A --ddp task that must succeed; returns the outcome for more checks.
+Outcome expect_task_ok(const Step& s) {
+    const Outcome o = run(s);
+    check_common(s, o);
+    check(!o.option || *o.option == 0, s, o, "option callback failed");
+    check(o.post_opt == 0, s, o, "init_post_opt failed");
+    check(o.task_init == 0, s, o, "task_init must return 0");
+    for (const char* v : {"RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT"})
+        check(o.env.count(v) == 1, s, o, std::string(v) + " not set");
+    for (const auto& [k, v] : s.env) {
+        auto it = o.env.find(k);
+        // The plugin adds variables; it may not remove Slurm's. (It sets only the ones it owns.)
+        check(it != o.env.end(), s, o, "removed " + k);
+    }
+    return o;
+}
+
+std::string get(const Env& e, const std::string& k) {
+    auto it = e.find(k);
+    return it == e.end() ? std::string("<unset>") : it->second;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios.
+
+// A valid 2-node, 4-task step as slurmstepd on n1 sees it for rank `rank`.
+Env valid_env(int rank = 1) {
+    const int node = rank / 2;
+    return Env{
+        {"SLURM_JOB_ID", "4242"},
+        {"SLURM_STEP_ID", "3"},
+        {"SLURM_STEPID", "3"},
+        {"SLURM_STEP_NUM_TASKS", "4"},
+        {"SLURM_NTASKS", "4"},
+        {"SLURM_STEP_NUM_NODES", "2"},
+        {"SLURM_NNODES", "2"},
+        {"SLURM_PROCID", std::to_string(rank)},
+        {"SLURM_LOCALID", std::to_string(rank % 2)},
+        {"SLURM_NODEID", std::to_string(node)},
+        {"SLURM_STEP_NODELIST", "n[1-2]"},
+        {"SLURM_NODELIST", "n[1-2]"},
+        {"SLURM_JOB_NODELIST", "n[1-2]"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x2)"},
+        {"SLURM_TASKS_PER_NODE", "2(x2)"},
+        {"SLURMD_NODENAME", node == 0 ? "n1" : "n2"},
+        {"SLURM_DISTRIBUTION", "block"},
+        {"PATH", "/usr/bin:/bin"},
+        {"HOME", "/home/user"},
+    };
+}
+
+Step ddp_step(const std::string& name, Env env) {
+    Step s;
+    s.name = name;
+    s.option_given = true;
+    s.env = std::move(env);
+    return s;
+}
+
+std::string random_bytes(std::mt19937_64& rng, std::size_t n) {  // NUL-free
+    std::string s(n, '\0');
+    for (auto& c : s) c = static_cast<char>(1 + rng() % 255);
+    return s;
+}
+
+void scenarios_valid() {
+    {  // (a) plain --ddp, rank 1 on n1
+        auto o = expect_task_ok(ddp_step("valid rank 1 of 4", valid_env(1)));
+        Step s = ddp_step("valid rank 1 of 4 (values)", valid_env(1));
+        check(get(o.env, "RANK") == "1", s, o, "RANK=" + get(o.env, "RANK"));
+        check(get(o.env, "WORLD_SIZE") == "4", s, o, "WORLD_SIZE");
+        check(get(o.env, "LOCAL_RANK") == "1", s, o, "LOCAL_RANK");
+        check(get(o.env, "MASTER_ADDR") == "n1", s, o, "MASTER_ADDR=" + get(o.env, "MASTER_ADDR"));
+        const std::string port = get(o.env, "MASTER_PORT");
+        const long p = std::strtol(port.c_str(), nullptr, 10);
+        check(p >= 1024 && p <= 65535 && std::to_string(p) == port, s, o, "MASTER_PORT=" + port);
+        check(o.task_stderr.empty(), s, o, "stderr not empty for a good step");
+    }
+    {  // rank 0 on n1, rank 3 on n2: same port for the whole step
+        auto o0 = expect_task_ok(ddp_step("valid rank 0", valid_env(0)));
+        auto o3 = expect_task_ok(ddp_step("valid rank 3", valid_env(3)));
+        Step s = ddp_step("valid ranks agree", valid_env(3));
+        check(get(o0.env, "MASTER_PORT") == get(o3.env, "MASTER_PORT"), s, o3,
+              "ranks 0 and 3 disagree on MASTER_PORT");
+        check(get(o3.env, "RANK") == "3" && get(o3.env, "MASTER_ADDR") == "n1", s, o3,
+              "rank 3 values");
+    }
+    {  // --ddp=port=29533
+        Step s = ddp_step("valid --ddp=port=29533", valid_env(2));
+        s.optarg = "port=29533";
+        auto o = expect_task_ok(s);
+        check(get(o.env, "MASTER_PORT") == "29533", s, o, "MASTER_PORT=" + get(o.env, "MASTER_PORT"));
+    }
+    {  // the user's exported MASTER_PORT is kept
+        Env e = valid_env(1);
+        e["MASTER_PORT"] = "31000";
+        auto o = expect_task_ok(ddp_step("valid, user MASTER_PORT kept", e));
+        Step s = ddp_step("valid, user MASTER_PORT kept", e);
+        check(get(o.env, "MASTER_PORT") == "31000", s, o, "MASTER_PORT overwritten");
+    }
+    {  // odd but valid node names: dots and dashes
+        Env e = valid_env(0);
+        e["SLURM_STEP_NODELIST"] = e["SLURM_NODELIST"] = "gpu-a.rack-1.example.org,gpu-b.rack-1.example.org";
+        e["SLURMD_NODENAME"] = "gpu-a.rack-1.example.org";
+        auto o = expect_task_ok(ddp_step("valid odd node names", e));
+        Step s = ddp_step("valid odd node names", e);
+        check(get(o.env, "MASTER_ADDR") == "gpu-a.rack-1.example.org", s, o,
+              "MASTER_ADDR=" + get(o.env, "MASTER_ADDR"));
+    }
+    {  // site default=on, no --ddp: the step gets DDP
+        Step s;
+        s.name = "site default=on without --ddp";
+        s.plugin_args = {"default=on"};
+        s.env = valid_env(1);
+        expect_task_ok(s);
+    }
+    {  // 1-node 1-task step, SLURM_STEP_* absent: falls back to the job's variables
+        Env e{{"SLURM_JOB_ID", "7"}, {"SLURM_STEPID", "0"}, {"SLURM_NTASKS", "1"},
+              {"SLURM_NNODES", "1"}, {"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"},
+              {"SLURM_NODEID", "0"}, {"SLURM_NODELIST", "solo"}, {"SLURM_TASKS_PER_NODE", "1"},
+              {"SLURMD_NODENAME", "solo"}};
+        Step s = ddp_step("valid, job variables only", e);
+        s.step_id = 0;
+        auto o = expect_task_ok(s);
+        check(get(o.env, "WORLD_SIZE") == "1" && get(o.env, "MASTER_ADDR") == "solo", s, o,
+              "values");
+    }
+}
+
+// (b) steps without --ddp: nothing happens whatever the environment or plugin arguments.
+void scenarios_untouched(std::mt19937_64& rng) {
+    const std::vector<std::vector<std::string>> plugin_args{
+        {},
+        {"junk"},
+        {"port=0", "gpu-bind=sideways", "=", "==", ""},
+        {"default=maybe"},
+        {"port-range=9-1"},
+        {std::string(1 << 20, 'x')},                       // one 1 MiB argument
+        std::vector<std::string>(20000, "verbose"),        // many arguments
+        {random_bytes(rng, 4096)},
+        {"default=on", "default=off", "default=on"},       // contradictory: an error, not on
+        {"default=on", "port=70000"},                      // invalid: never turns DDP on
+    };
+    std::vector<Env> envs{
+        {},
+        valid_env(1),
+        {{"SLURM_PROCID", "abc"}, {"SLURM_STEP_NODELIST", "a[0-999999999]"}},
+        {{"SLURM_PROCID", std::to_string(1ull << 40)},
+         {"SLURM_STEP_TASKS_PER_NODE", "2(x"},
+         {"MASTER_PORT", "not-a-port"}},
+        {{"SLURM_STEP_NODELIST", std::string(1 << 20, 'n')}},
+        {{"SLURM_JOB_ID", random_bytes(rng, 300)}, {"SLURM_STEP_NODELIST", random_bytes(rng, 5000)}},
+    };
+    int n = 0;
+    for (const auto& args : plugin_args) {
+        for (const auto& env : envs) {
+            for (auto ctx : {S_CTX_REMOTE, S_CTX_LOCAL, S_CTX_ALLOCATOR}) {
+                Step s;
+                s.name = "untouched #" + std::to_string(n++) + " ctx=" + std::to_string(ctx) +
+                         " args[0]=" + (args.empty() ? "" : shorten(args[0], 30));
+                s.context = ctx;
+                s.plugin_args = args;
+                s.env = env;
+                expect_untouched(s);
+            }
+        }
+    }
+    {  // --ddp=off
+        Step s = ddp_step("--ddp=off", valid_env(1));
+        s.optarg = "off";
+        expect_untouched(s);
+        s.name = "--ddp=off over site default=on";
+        s.plugin_args = {"default=on"};
+        expect_untouched(s);
+    }
+    {  // other contexts (slurmd, prolog/epilog, error): nothing at all, even with --ddp
+        for (auto ctx : {S_CTX_SLURMD, S_CTX_JOB_SCRIPT, S_CTX_ERROR}) {
+            Step s = ddp_step("--ddp in context " + std::to_string(ctx), valid_env(1));
+            s.context = ctx;
+            const Outcome o = run(s);
+            check_common(s, o);
+            check(o.post_opt == 0 && o.task_init == 0 && o.env == s.env, s, o, "touched");
+            check(g.options.empty(), s, o, "registered an option in a context without options");
+        }
+    }
+}
+
+// (c) --ddp steps with malformed, missing or oversized Slurm variables.
+void scenarios_bad_slurm_env(std::mt19937_64& rng) {
+    struct Case {
+        std::string var;
+        std::optional<std::string> value;  // nullopt: unset
+        std::string needle;                // what the error must name
+    };
+    const std::string big(1 << 20, '7');
+    std::vector<Case> cases{
+        {"SLURM_PROCID", "abc", "SLURM_PROCID"},
+        {"SLURM_PROCID", "-1", "SLURM_PROCID"},
+        {"SLURM_PROCID", std::to_string(1ull << 40), "SLURM_PROCID"},
+        {"SLURM_PROCID", "4", "SLURM_PROCID"},
+        {"SLURM_PROCID", "", "SLURM_PROCID"},
+        {"SLURM_PROCID", " 1", "SLURM_PROCID"},
+        {"SLURM_PROCID", "0x1", "SLURM_PROCID"},
+        {"SLURM_PROCID", "1.0", "SLURM_PROCID"},
+        {"SLURM_PROCID", "99999999999999999999999999999999", "SLURM_PROCID"},
+        {"SLURM_PROCID", std::nullopt, "SLURM_PROCID"},
+        {"SLURM_PROCID", std::string((1 << 20) - 1, '1'), "SLURM_PROCID"},
+        {"SLURM_LOCALID", "2", "SLURM_LOCALID"},
+        {"SLURM_NODEID", "2", "SLURM_NODEID"},
+        {"SLURM_NODEID", std::nullopt, "SLURM_NODEID"},
+        {"SLURM_JOB_ID", std::nullopt, "SLURM_JOB_ID"},
+        {"SLURM_JOB_ID", "4294967296", "SLURM_JOB_ID"},
+        {"SLURM_STEP_NUM_TASKS", "0", "SLURM_STEP_NUM_TASKS"},
+        {"SLURM_STEP_NUM_TASKS", "16777217", "SLURM_STEP_NUM_TASKS"},
+        {"SLURM_STEP_NUM_NODES", "3", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "a[0-999999999]", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n[1-2", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n[2-1]", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n1,,n2", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n]1[,n2", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n[1-2][3-4]", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n1", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n[1-3]", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", "n[" + std::string(100000, '1') + "-2]", "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_NODELIST", std::string((1 << 20) - 1, 'n'), "SLURM_STEP_NODELIST"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x0)", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "abc", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x4294967296)", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "-1,5", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "1,3", "SLURM_STEP_TASKS_PER_NODE"},  // LOCALID 1 on node 0
+        {"SLURM_STEP_TASKS_PER_NODE", "2(x3)", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_STEP_TASKS_PER_NODE", "4294967295,4294967295", "SLURM_STEP_TASKS_PER_NODE"},
+        {"SLURM_HET_JOB_OFFSET", "junk", "SLURM_HET_JOB_OFFSET"},
+        {"SLURM_CPUS_PER_TASK", "-3", "SLURM_CPUS_PER_TASK"},
+        {"MASTER_PORT", "not-a-port", "MASTER_PORT"},
+        {"MASTER_PORT", "0", "MASTER_PORT"},
+        {"MASTER_PORT", "65536", "MASTER_PORT"},
+    };
+    for (const char* var : {"SLURM_PROCID", "SLURM_STEP_NODELIST", "SLURM_STEP_TASKS_PER_NODE",
+                            "SLURM_STEP_NUM_TASKS", "SLURM_LOCALID"}) {
+        for (std::size_t len : {1u, 17u, 300u, 70000u}) {
+            cases.push_back({var, random_bytes(rng, len), var});
+        }
+    }
+    for (const auto& c : cases) {
+        Env e = valid_env(1);
+        if (c.value) e[c.var] = *c.value;
+        else e.erase(c.var);
+        // Without a usable step value Slurm's job value is used; make it wrong too, so that the
+        // step cannot succeed by falling back (the fallback itself is covered below).
+        expect_task_error(ddp_step(c.var + "=" + (c.value ? shorten(*c.value, 40) : "<unset>"), e),
+                          c.needle);
+    }
+    // rank 0 whose node is not the first of the node list: every other rank would wait forever
+    {
+        Env e = valid_env(0);
+        e["SLURMD_NODENAME"] = "n2";
+        expect_task_error(ddp_step("rank 0 on the wrong node", e), "rank 0 runs on node");
+    }
+    {  // nothing at all in the environment
+        expect_task_error(ddp_step("empty environment", Env{}), "SLURM_JOB_ID");
+    }
+    // The step's variable unreadable (too long for the plugin's 1 MiB cap) and the job's absent:
+    // the error must still say which variable.
+    {
+        Env e = valid_env(1);
+        e["SLURM_STEP_NODELIST"] = big;
+        e.erase("SLURM_NODELIST");
+        e.erase("SLURM_JOB_NODELIST");
+        expect_task_error(ddp_step("SLURM_STEP_NODELIST of 1 MiB, no job list", e), "NODELIST");
+    }
+}
+
+// The oversized step variable with the job's list present: report what the plugin does.
+void scenario_oversized_fallback() {
+    Env e = valid_env(1);
+    e["SLURM_STEP_NODELIST"] = std::string(1 << 20, 'n');
+    Step s = ddp_step("SLURM_STEP_NODELIST of 1 MiB, job list present", e);
+    const Outcome o = run(s);
+    check_common(s, o);
+    // Either refuse (naming the variable) or use the job's list and give the correct values.
+    if (o.task_init == 0) {
+        std::printf("note: [%s] task_init used SLURM_NODELIST (MASTER_ADDR=%s): an unreadable "
+                    "step variable falls back to the job's\n",
+                    s.name.c_str(), get(o.env, "MASTER_ADDR").c_str());
+        check(get(o.env, "MASTER_ADDR") == "n1" && get(o.env, "RANK") == "1", s, o,
+              "fallback gave wrong values");
+    } else {
+        check(o.task_init == -1 && logged_error_naming(o, "NODELIST"), s, o,
+              "must fail naming the variable");
+    }
+}
+
+// (d) special steps: untouched even with --ddp.
+void scenarios_special_steps() {
+    const std::vector<std::pair<std::string, std::uint32_t>> ids{
+        {"batch", 0xfffffffbu}, {"extern", 0xfffffffcu}, {"interactive", 0xfffffffau},
+        {"pending", 0xfffffffdu}, {"first special", 0xfffffff0u}, {"max", 0xffffffffu}};
+    for (const auto& [name, id] : ids) {
+        Env e = valid_env(1);
+        e["SLURM_STEP_ID"] = e["SLURM_STEPID"] = std::to_string(id);
+        Step s = ddp_step(name + " step with --ddp", e);
+        s.step_id = id;
+        expect_untouched(s);
+        s.name = name + " step with --ddp and a broken environment";
+        s.env["SLURM_PROCID"] = "abc";
+        expect_untouched(s);
+    }
+    {  // spank_get_item(S_JOB_STEPID) fails: treated as a step not to touch
+        Step s = ddp_step("step id unavailable", valid_env(1));
+        s.step_id = std::nullopt;
+        expect_untouched(s);
+    }
+}
+
+// (e) the --ddp option in srun/sbatch: bad values refuse the launch; good ones make a secret.
+void scenarios_options() {
+    const std::vector<std::string> bad{
+        "port=0",   "port=abc", "port=65536", "port=",        "bogus",        "on,off",
+        "=",        ",,,",      "gpu-bind=sideways", "timeout=-1", "addr",   "addr=a,addr-suffix=b",
+        "port=1,port-range=1-2", std::string(1 << 20, 'x'), "verbose=maybe", "default=on",
+        std::string("port=1\n2"), "\x01\x02\xff"};
+    for (auto ctx : {S_CTX_LOCAL, S_CTX_ALLOCATOR}) {
+        for (const auto& v : bad) {
+            Step s;
+            s.name = "bad optarg '" + shorten(v, 30) + "' ctx=" + std::to_string(ctx);
+            s.context = ctx;
+            s.option_given = true;
+            s.optarg = v;
+            const Outcome o = run(s);
+            check_common(s, o);
+            check(o.option && *o.option == -1, s, o, "option callback must return -1");
+            check(o.post_opt == -1, s, o, "init_post_opt must refuse the launch");
+            check(std::any_of(o.log.begin(), o.log.end(),
+                              [](const std::string& l) { return l.rfind("error: ", 0) == 0; }),
+                  s, o, "no error logged");
+            check(!o.secret, s, o, "secret made for a refused step");
+        }
+        // In slurmstepd a bad value does not fail the callback; task_init reports it.
+    }
+    for (const auto& v : bad) {
+        Step s = ddp_step("bad optarg '" + shorten(v, 30) + "' in slurmstepd", valid_env(1));
+        s.optarg = v;
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.option && *o.option == 0, s, o, "remote option callback must return 0");
+        check(o.task_init == -1, s, o, "task_init must fail");
+        check(o.env == s.env, s, o, "environment changed:" + env_diff(s.env, o.env));
+        check(o.task_stderr.find("slurm-ddp: error:") != std::string::npos, s, o,
+              "no error on the task's stderr");
+    }
+    for (const std::optional<std::string>& v :
+         {std::optional<std::string>{}, std::optional<std::string>{"port=29500"},
+          std::optional<std::string>{"gpu-bind=none,verbose,timeout=30"},
+          std::optional<std::string>{"on"}}) {
+        Step s;
+        s.name = "good optarg '" + v.value_or("<none>") + "' in srun";
+        s.context = S_CTX_LOCAL;
+        s.option_given = true;
+        s.optarg = v;
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.option && *o.option == 0 && o.post_opt == 0, s, o, "must be accepted");
+        check(o.secret && o.secret->size() == 64 &&
+                  o.secret->find_first_not_of("0123456789abcdef") == std::string::npos,
+              s, o, "SLURM_DDP_SECRET is not 64 hex digits");
+    }
+    {  // broken plugin arguments fail only steps that ask for --ddp, in srun, before launch
+        Step s;
+        s.name = "--ddp with broken plugin arguments in srun";
+        s.context = S_CTX_LOCAL;
+        s.option_given = true;
+        s.plugin_args = {"port=99999"};
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.post_opt == -1 && logged_error_naming(o, "port"), s, o,
+              "must refuse, naming the argument");
+        Step r = ddp_step("--ddp with broken plugin arguments in slurmstepd", valid_env(1));
+        r.plugin_args = {"port=99999"};
+        expect_task_error(r, "port");
+    }
+}
+
+// (f) random inputs: no crash; without --ddp nothing changes.
+void scenario_random(std::mt19937_64& rng, int iterations) {
+    const std::vector<std::string> vars{
+        "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
+        "SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
+        "SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_STEP_TASKS_PER_NODE",
+        "SLURM_TASKS_PER_NODE", "SLURMD_NODENAME", "SLURM_DISTRIBUTION", "SLURM_HOSTFILE",
+        "SLURM_STEP_RESV_PORTS", "SLURM_HET_JOB_OFFSET", "SLURM_CPUS_PER_TASK", "MASTER_ADDR",
+        "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
+        "SLURM_GPUS_ON_NODE", "SLURM_DDP_SECRET"};
+    const std::vector<std::string> atoms{
+        "0", "1", "2", "3", "4", "-1", "abc", "", "4294967295", "4294967296", "n[1-2]", "n[1-3]",
+        "n1,n2", "2(x2)", "1,3", "2(x", "block", "cyclic", "arbitrary", "n1", "n2", "0,1",
+        "GPU-1234", "/nonexistent/hostfile", "12000-12010", "a[0-999999999]", "[", "]", ",",
+        "(x", "port=29500", "off", "on", "gpu-bind=closest", "timeout=5", "verbose", "=", "x=y",
+        "default=off", "gpu-share", "nccl-hints", "override", "addr=h", "addr-suffix=-ib"};
+    auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
+    auto value = [&]() -> std::string {
+        switch (rng() % 6) {
+            case 0: return random_bytes(rng, rng() % 64);
+            case 1: return pick(atoms) + pick(atoms);
+            case 2: return std::to_string(rng() % 8);
+            default: return pick(atoms);
+        }
+    };
+    int ddp_ok = 0, ddp_fail = 0;
+    for (int i = 0; i < iterations; ++i) {
+        Step s;
+        s.name = "random #" + std::to_string(i);
+        const auto r = rng() % 10;
+        s.context = r < 7 ? S_CTX_REMOTE : (r < 9 ? S_CTX_LOCAL : S_CTX_ALLOCATOR);
+        s.env = (rng() % 4) ? valid_env(static_cast<int>(rng() % 4)) : Env{};
+        const int edits = static_cast<int>(rng() % 4);
+        for (int k = 0; k < edits; ++k) {
+            if (rng() % 5 == 0) s.env.erase(pick(vars));
+            else s.env[pick(vars)] = value();
+        }
+        const int nargs = (rng() % 2) ? 0 : static_cast<int>(rng() % 4);
+        for (int k = 0; k < nargs; ++k) s.plugin_args.push_back(value());
+        s.option_given = rng() % 2;
+        if (s.option_given && rng() % 3) s.optarg = value();
+        if (rng() % 8 == 0) s.step_id = 0xfffffff0u + static_cast<std::uint32_t>(rng() % 16);
+        else s.step_id = static_cast<std::uint32_t>(rng() % 5);
+
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.task_init == 0 || o.task_init == -1, s, o, "task_init returned another value");
+        check(o.post_opt == 0 || o.post_opt == -1, s, o, "init_post_opt returned another value");
+        bool site_may_enable = false;
+        for (const auto& a : s.plugin_args)
+            if (a.find("default") != std::string::npos || a.find("on") != std::string::npos)
+                site_may_enable = true;
+        if (!s.option_given && !site_may_enable) {
+            check(o.env == s.env, s, o, "environment changed without --ddp:" + env_diff(s.env, o.env));
+            check(o.post_opt == 0 && o.task_init == 0, s, o, "failed without --ddp");
+            check(!o.secret, s, o, "secret without --ddp");
+        }
+        if (s.step_id && *s.step_id >= 0xfffffff0u)
+            check(o.env == s.env && o.task_init == 0, s, o, "special step touched");
+        if (o.task_init == -1) {
+            ++ddp_fail;
+            check(o.env == s.env, s, o, "environment changed by a failing task_init");
+            check(std::any_of(o.log.begin(), o.log.end(),
+                              [](const std::string& l) { return l.rfind("error: ", 0) == 0; }),
+                  s, o, "task_init failed without an error message");
+        } else if (s.context == S_CTX_REMOTE && o.env != s.env) {
+            ++ddp_ok;
+        }
+    }
+    std::printf("random: %d iterations, %d --ddp tasks set up, %d refused with an error\n",
+                iterations, ddp_ok, ddp_fail);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s PLUGIN.so [--iterations N] [--seed S] [--verbose]\n",
+                     argv[0]);
+        return 2;
+    }
+    g_plugin_path = argv[1];
+    int iterations = 3000;
+    std::uint64_t seed = 20261122;
+    for (int i = 2; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--iterations" && i + 1 < argc) iterations = std::atoi(argv[++i]);
+        else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--verbose") g_verbose = true;
+        else {
+            std::fprintf(stderr, "unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+    for (int sig : {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL}) ::signal(sig, on_fatal_signal);
+    // Under ASan/UBSan (scripts/test.sh asan phase) reports must not vanish into the captured
+    // task stderr: send them to a copy of the real stderr.
+    if (__sanitizer_set_report_fd != nullptr) {
+        const int report_fd = ::dup(STDERR_FILENO);
+        if (report_fd >= 0)
+            __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::uintptr_t>(report_fd)));
+    }
+
+    // Each scenario must see a fresh plugin: check that dlclose really unloads it.
+    { Plugin p; }
+    if (void* still = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_NOLOAD)) {
+        std::fprintf(stderr, "spank_plugin_host: %s stays loaded after dlclose (its state would "
+                             "leak between scenarios)\n", g_plugin_path);
+        ::dlclose(still);
+        return 2;
+    }
+
+    std::mt19937_64 rng(seed);
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    std::printf("spank_plugin_host: %s, seed %" PRIu64 "\n", g_plugin_path, seed);
+    const std::vector<std::pair<const char*, std::function<void()>>> groups{
+        {"valid --ddp steps", scenarios_valid},
+        {"steps without --ddp", [&] { scenarios_untouched(rng); }},
+        {"--ddp with bad Slurm variables", [&] { scenarios_bad_slurm_env(rng); }},
+        {"oversized step variable with the job's present", scenario_oversized_fallback},
+        {"special steps", scenarios_special_steps},
+        {"--ddp option values", scenarios_options},
+        {"random inputs", [&] { scenario_random(rng, iterations); }},
+    };
+    for (const auto& [name, fn] : groups) {
+        const int before_checks = g_checks, before_fail = g_failures;
+        fn();
+        std::printf("%-50s %5d checks, %d failed\n", name, g_checks - before_checks,
+                    g_failures - before_fail);
+    }
+    std::printf("spank_plugin_host: %d checks, %d failed\n", g_checks, g_failures);
+    return g_failures == 0 ? 0 : 1;
+}
