@@ -78,7 +78,9 @@ struct Shared {
     Slot slots[1];  // N of them
 };
 
-std::uint8_t id_byte(std::size_t i) { return static_cast<std::uint8_t>(i * 131 + 7); }
+std::uint8_t id_byte(std::size_t i) {
+    return static_cast<std::uint8_t>(i * 131 + 7);
+}
 std::uint8_t rec_byte(int rank, std::size_t i) {
     return static_cast<std::uint8_t>(rank * 31 + static_cast<int>(i) * 17 + 3);
 }
@@ -125,7 +127,8 @@ void run_ours(const OursJob& job, int rank, Slot& slot) {
         id.resize(kIdBytes);
         for (std::size_t i = 0; i < kIdBytes; ++i) id[i] = id_byte(i);
     }
-    if (auto s = (*t)->broadcast(id, 0); !s.ok()) return fail(slot, "broadcast: " + s.error().message);
+    if (auto s = (*t)->broadcast(id, 0); !s.ok())
+        return fail(slot, "broadcast: " + s.error().message);
     slot.t_id = now_s();
     slot.cpu_id = cpu_s();
     if (id.size() != kIdBytes) return fail(slot, "wrong id size");
@@ -254,7 +257,8 @@ void run_floor(int world, std::uint16_t port, int rank, Slot& slot) {
         if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) break;
         const int err = errno;
         ::close(fd);
-        if (now_s() > deadline) return fail(slot, std::string("floor connect: ") + std::strerror(err));
+        if (now_s() > deadline)
+            return fail(slot, std::string("floor connect: ") + std::strerror(err));
         ::usleep(1000);
     }
     const int one = 1;
@@ -304,7 +308,11 @@ struct Sample {
 Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit_s) {
     const std::size_t bytes = sizeof(Shared) + sizeof(Slot) * static_cast<std::size_t>(n);
     void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) { Sample f; f.why = "mmap failed"; return f; }
+    if (mem == MAP_FAILED) {
+        Sample f;
+        f.why = "mmap failed";
+        return f;
+    }
     auto* sh = new (mem) Shared;
     sh->ready.store(0);
     sh->done.store(0);
@@ -313,7 +321,11 @@ Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit
         sh->slots[i].state.store(0);
     }
     int start_pipe[2], end_pipe[2];
-    if (::pipe(start_pipe) != 0 || ::pipe(end_pipe) != 0) { Sample f; f.why = "pipe failed"; return f; }
+    if (::pipe(start_pipe) != 0 || ::pipe(end_pipe) != 0) {
+        Sample f;
+        f.why = "pipe failed";
+        return f;
+    }
     std::vector<pid_t> pids;
     for (int r = 0; r < n; ++r) {
         const pid_t pid = ::fork();
@@ -358,8 +370,9 @@ Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit
         const Slot& sl = sh->slots[r];
         const int st = sl.state.load();
         if (st != 1) {
-            if (s.ok) s.why = "rank " + std::to_string(r) + ": " +
-                              (st == 0 ? std::string("no report in time") : std::string(sl.message));
+            if (s.ok)
+                s.why = "rank " + std::to_string(r) + ": " +
+                        (st == 0 ? std::string("no report in time") : std::string(sl.message));
             s.ok = false;
             continue;
         }
@@ -418,14 +431,21 @@ int main(int argc, char** argv) {
             }
             return argv[++i];
         };
-        if (a == "--variants") variants = next();
-        else if (a == "--ns") ns = next();
-        else if (a == "--reps") reps = std::atoi(next().c_str());
-        else if (a == "--reps-large") reps_large = std::atoi(next().c_str());
-        else if (a == "--timeout-ms") limit_s = std::atof(next().c_str()) / 1000;
+        if (a == "--variants")
+            variants = next();
+        else if (a == "--ns")
+            ns = next();
+        else if (a == "--reps")
+            reps = std::atoi(next().c_str());
+        else if (a == "--reps-large")
+            reps_large = std::atoi(next().c_str());
+        else if (a == "--timeout-ms")
+            limit_s = std::atof(next().c_str()) / 1000;
         else {
-            std::fprintf(stderr, "usage: %s [--variants ours-2level,ours-flat,floor] [--ns 2,8,...]"
-                                 " [--reps R] [--reps-large R] [--timeout-ms T]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--variants ours-2level,ours-flat,floor] [--ns 2,8,...]"
+                         " [--reps R] [--reps-large R] [--timeout-ms T]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -434,9 +454,10 @@ int main(int argc, char** argv) {
     ::getrlimit(RLIMIT_NOFILE, &rl);
     rl.rlim_cur = rl.rlim_max;
     ::setrlimit(RLIMIT_NOFILE, &rl);
-    std::printf("# bootstrap_bench: RLIMIT_NOFILE=%llu, %ld online CPUs; times in ms from the "
-                "common start to the LAST rank done\n",
-                static_cast<unsigned long long>(rl.rlim_cur), ::sysconf(_SC_NPROCESSORS_ONLN));
+    std::printf(
+        "# bootstrap_bench: RLIMIT_NOFILE=%llu, %ld online CPUs; times in ms from the "
+        "common start to the LAST rank done\n",
+        static_cast<unsigned long long>(rl.rlim_cur), ::sysconf(_SC_NPROCESSORS_ONLN));
     std::printf("%-12s %6s %4s  %-28s %-28s\n", "impl", "N", "ok", "id: median (min-max) ms",
                 "allgather: median (min-max) ms");
     std::fflush(stdout);
@@ -498,10 +519,12 @@ int main(int argc, char** argv) {
                           *amax * 1e3);
             std::printf("%-12s %6d %d/%d  %-28s %-28s\n", v.c_str(), n,
                         static_cast<int>(ids.size()), r_here, c1, c2);
-            std::printf("RESULT impl=%s n=%d reps=%d ok=%zu id_med=%.6f id_min=%.6f id_max=%.6f "
-                        "ag_med=%.6f ag_min=%.6f ag_max=%.6f root_cpu_id=%.6f root_cpu_ag=%.6f total_cpu=%.6f\n",
-                        v.c_str(), n, r_here, ids.size(), median(ids), *imin, *imax, median(ags),
-                        *amin, *amax, median(cids), median(cags), median(tcpu));
+            std::printf(
+                "RESULT impl=%s n=%d reps=%d ok=%zu id_med=%.6f id_min=%.6f id_max=%.6f "
+                "ag_med=%.6f ag_min=%.6f ag_max=%.6f root_cpu_id=%.6f root_cpu_ag=%.6f "
+                "total_cpu=%.6f\n",
+                v.c_str(), n, r_here, ids.size(), median(ids), *imin, *imax, median(ags), *amin,
+                *amax, median(cids), median(cags), median(tcpu));
             std::fflush(stdout);
         }
     }

@@ -10,8 +10,8 @@
 
 namespace sddp::plugin {
 
-// Values longer than this read as kOversizedValue (present, invalid): no variable Slurm sets comes close,
-// and the plugin must not allocate without bound from a user's environment.
+// Values longer than this read as kOversizedValue (present, invalid): no variable Slurm sets comes
+// close, and the plugin must not allocate without bound from a user's environment.
 inline constexpr int kMaxEnvValue = 1 << 20;
 inline constexpr const char* kOversizedValue = "<value longer than 1 MiB>";
 

@@ -57,7 +57,7 @@ struct Fake {
     bool in_init = false;
     std::optional<std::uint32_t> step_id = 3;  // nullopt: spank_get_item fails
     Env env;
-    std::vector<std::string> log;      // "error: ...", "info: ...", ...
+    std::vector<std::string> log;       // "error: ...", "info: ...", ...
     std::vector<spank_option> options;  // registered in init
     int setenv_calls = 0;
     int bad_calls = 0;  // calls with arguments Slurm would reject (a plugin bug)
@@ -130,13 +130,20 @@ spank_context_t spank_context(void) {
 
 const char* spank_strerror(spank_err_t err) {
     switch (static_cast<int>(err)) {
-        case ESPANK_SUCCESS: return "Success";
-        case ESPANK_BAD_ARG: return "Bad argument";
-        case ESPANK_ENV_EXISTS: return "Environment variable exists";
-        case ESPANK_ENV_NOEXIST: return "No such environment variable";
-        case ESPANK_NOSPACE: return "Buffer too small";
-        case ESPANK_NOT_REMOTE: return "Valid only in remote context";
-        default: return "Unknown error";
+        case ESPANK_SUCCESS:
+            return "Success";
+        case ESPANK_BAD_ARG:
+            return "Bad argument";
+        case ESPANK_ENV_EXISTS:
+            return "Environment variable exists";
+        case ESPANK_ENV_NOEXIST:
+            return "No such environment variable";
+        case ESPANK_NOSPACE:
+            return "Buffer too small";
+        case ESPANK_NOT_REMOTE:
+            return "Valid only in remote context";
+        default:
+            return "Unknown error";
     }
 }
 
@@ -231,8 +238,8 @@ using Hook = int (*)(spank_t, int, char**);
 const char* g_plugin_path = nullptr;
 bool g_verbose = false;
 char g_current[512] = "(start)";  // the scenario running, for the crash handler
-int g_capture_fd = -1;             // the task-stderr capture while hooks run
-int g_saved_stderr = -1;           // the real stderr meanwhile
+int g_capture_fd = -1;            // the task-stderr capture while hooks run
+int g_saved_stderr = -1;          // the real stderr meanwhile
 
 void on_fatal_signal(int sig) {
     const int out = g_saved_stderr >= 0 ? g_saved_stderr : STDERR_FILENO;
@@ -242,7 +249,8 @@ void on_fatal_signal(int sig) {
         char buf[4096];
         ssize_t n;
         ::lseek(g_capture_fd, 0, SEEK_SET);
-        while ((n = ::read(g_capture_fd, buf, sizeof buf)) > 0) (void)!::write(out, buf, static_cast<std::size_t>(n));
+        while ((n = ::read(g_capture_fd, buf, sizeof buf)) > 0)
+            (void)!::write(out, buf, static_cast<std::size_t>(n));
     }
     const char* head = "\nspank_plugin_host: CRASH (signal) in scenario: ";
     (void)!::write(out, head, std::strlen(head));
@@ -262,8 +270,7 @@ struct Plugin {
     Plugin() {
         dl = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_LOCAL);
         if (dl == nullptr) {
-            std::fprintf(stderr, "spank_plugin_host: dlopen(%s): %s\n", g_plugin_path,
-                         ::dlerror());
+            std::fprintf(stderr, "spank_plugin_host: dlopen(%s): %s\n", g_plugin_path, ::dlerror());
             std::exit(2);
         }
         init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_init"));
@@ -282,7 +289,7 @@ struct Plugin {
 
 // The task's stderr (the plugin writes errors there in task_init), captured in memory.
 class StderrCapture {
-public:
+  public:
     StderrCapture() {
         fd_ = ::memfd_create("task-stderr", 0);
         saved_ = ::dup(STDERR_FILENO);
@@ -304,14 +311,15 @@ public:
             char buf[4096];
             ::lseek(fd_, 0, SEEK_SET);
             ssize_t n;
-            while ((n = ::read(fd_, buf, sizeof buf)) > 0) text_.append(buf, static_cast<std::size_t>(n));
+            while ((n = ::read(fd_, buf, sizeof buf)) > 0)
+                text_.append(buf, static_cast<std::size_t>(n));
             ::close(fd_);
             fd_ = -1;
         }
         return text_;
     }
 
-private:
+  private:
     int fd_ = -1;
     int saved_ = -1;
     std::string text_;
@@ -321,8 +329,8 @@ struct Step {
     std::string name;
     spank_context_t context = S_CTX_REMOTE;
     std::vector<std::string> plugin_args;
-    bool option_given = false;             // --ddp on the command line
-    std::optional<std::string> optarg;     // --ddp=VALUE (nullopt: plain --ddp)
+    bool option_given = false;          // --ddp on the command line
+    std::optional<std::string> optarg;  // --ddp=VALUE (nullopt: plain --ddp)
     std::optional<std::uint32_t> step_id = 3;
     Env env;
 };
@@ -446,8 +454,10 @@ std::string env_diff(const Env& before, const Env& after) {
     std::string d;
     for (const auto& [k, v] : after) {
         auto it = before.find(k);
-        if (it == before.end()) d += " +" + shorten(k, 40) + "=" + shorten(v, 40);
-        else if (it->second != v) d += " ~" + shorten(k, 40);
+        if (it == before.end())
+            d += " +" + shorten(k, 40) + "=" + shorten(v, 40);
+        else if (it->second != v)
+            d += " ~" + shorten(k, 40);
     }
     for (const auto& [k, v] : before)
         if (!after.count(k)) d += " -" + shorten(k, 40);
@@ -585,7 +595,8 @@ void scenarios_valid() {
         Step s = ddp_step("valid --ddp=port=29533", valid_env(2));
         s.optarg = "port=29533";
         auto o = expect_task_ok(s);
-        check(get(o.env, "MASTER_PORT") == "29533", s, o, "MASTER_PORT=" + get(o.env, "MASTER_PORT"));
+        check(get(o.env, "MASTER_PORT") == "29533", s, o,
+              "MASTER_PORT=" + get(o.env, "MASTER_PORT"));
     }
     {  // the user's exported MASTER_PORT is kept
         Env e = valid_env(1);
@@ -596,7 +607,8 @@ void scenarios_valid() {
     }
     {  // odd but valid node names: dots and dashes
         Env e = valid_env(0);
-        e["SLURM_STEP_NODELIST"] = e["SLURM_NODELIST"] = "gpu-a.rack-1.example.org,gpu-b.rack-1.example.org";
+        e["SLURM_STEP_NODELIST"] = e["SLURM_NODELIST"] =
+            "gpu-a.rack-1.example.org,gpu-b.rack-1.example.org";
         e["SLURMD_NODENAME"] = "gpu-a.rack-1.example.org";
         auto o = expect_task_ok(ddp_step("valid odd node names", e));
         Step s = ddp_step("valid odd node names", e);
@@ -611,9 +623,9 @@ void scenarios_valid() {
         expect_task_ok(s);
     }
     {  // 1-node 1-task step, SLURM_STEP_* absent: falls back to the job's variables
-        Env e{{"SLURM_JOB_ID", "7"}, {"SLURM_STEPID", "0"}, {"SLURM_NTASKS", "1"},
-              {"SLURM_NNODES", "1"}, {"SLURM_PROCID", "0"}, {"SLURM_LOCALID", "0"},
-              {"SLURM_NODEID", "0"}, {"SLURM_NODELIST", "solo"}, {"SLURM_TASKS_PER_NODE", "1"},
+        Env e{{"SLURM_JOB_ID", "7"},      {"SLURM_STEPID", "0"},      {"SLURM_NTASKS", "1"},
+              {"SLURM_NNODES", "1"},      {"SLURM_PROCID", "0"},      {"SLURM_LOCALID", "0"},
+              {"SLURM_NODEID", "0"},      {"SLURM_NODELIST", "solo"}, {"SLURM_TASKS_PER_NODE", "1"},
               {"SLURMD_NODENAME", "solo"}};
         Step s = ddp_step("valid, job variables only", e);
         s.step_id = 0;
@@ -631,11 +643,11 @@ void scenarios_untouched(std::mt19937_64& rng) {
         {"port=0", "gpu-bind=sideways", "=", "==", ""},
         {"default=maybe"},
         {"port-range=9-1"},
-        {std::string(1 << 20, 'x')},                       // one 1 MiB argument
-        std::vector<std::string>(20000, "verbose"),        // many arguments
+        {std::string(1 << 20, 'x')},                 // one 1 MiB argument
+        std::vector<std::string>(20000, "verbose"),  // many arguments
         {random_bytes(rng, 4096)},
-        {"default=on", "default=off", "default=on"},       // contradictory: an error, not on
-        {"default=on", "port=70000"},                      // invalid: never turns DDP on
+        {"default=on", "default=off", "default=on"},  // contradictory: an error, not on
+        {"default=on", "port=70000"},                 // invalid: never turns DDP on
     };
     std::vector<Env> envs{
         {},
@@ -645,7 +657,8 @@ void scenarios_untouched(std::mt19937_64& rng) {
          {"SLURM_STEP_TASKS_PER_NODE", "2(x"},
          {"MASTER_PORT", "not-a-port"}},
         {{"SLURM_STEP_NODELIST", std::string(1 << 20, 'n')}},
-        {{"SLURM_JOB_ID", random_bytes(rng, 300)}, {"SLURM_STEP_NODELIST", random_bytes(rng, 5000)}},
+        {{"SLURM_JOB_ID", random_bytes(rng, 300)},
+         {"SLURM_STEP_NODELIST", random_bytes(rng, 5000)}},
     };
     int n = 0;
     for (const auto& args : plugin_args) {
@@ -741,8 +754,10 @@ void scenarios_bad_slurm_env(std::mt19937_64& rng) {
     }
     for (const auto& c : cases) {
         Env e = valid_env(1);
-        if (c.value) e[c.var] = *c.value;
-        else e.erase(c.var);
+        if (c.value)
+            e[c.var] = *c.value;
+        else
+            e.erase(c.var);
         // Without a usable step value Slurm's job value is used; make it wrong too, so that the
         // step cannot succeed by falling back (the fallback itself is covered below).
         expect_task_error(ddp_step(c.var + "=" + (c.value ? shorten(*c.value, 40) : "<unset>"), e),
@@ -777,9 +792,10 @@ void scenario_oversized_fallback() {
     check_common(s, o);
     // Either refuse (naming the variable) or use the job's list and give the correct values.
     if (o.task_init == 0) {
-        std::printf("note: [%s] task_init used SLURM_NODELIST (MASTER_ADDR=%s): an unreadable "
-                    "step variable falls back to the job's\n",
-                    s.name.c_str(), get(o.env, "MASTER_ADDR").c_str());
+        std::printf(
+            "note: [%s] task_init used SLURM_NODELIST (MASTER_ADDR=%s): an unreadable "
+            "step variable falls back to the job's\n",
+            s.name.c_str(), get(o.env, "MASTER_ADDR").c_str());
         check(get(o.env, "MASTER_ADDR") == "n1" && get(o.env, "RANK") == "1", s, o,
               "fallback gave wrong values");
     } else {
@@ -791,7 +807,7 @@ void scenario_oversized_fallback() {
 // (d) special steps: untouched even with --ddp.
 void scenarios_special_steps() {
     const std::vector<std::pair<std::string, std::uint32_t>> ids{
-        {"batch", 0xfffffffbu}, {"extern", 0xfffffffcu}, {"interactive", 0xfffffffau},
+        {"batch", 0xfffffffbu},   {"extern", 0xfffffffcu},        {"interactive", 0xfffffffau},
         {"pending", 0xfffffffdu}, {"first special", 0xfffffff0u}, {"max", 0xffffffffu}};
     for (const auto& [name, id] : ids) {
         Env e = valid_env(1);
@@ -812,11 +828,24 @@ void scenarios_special_steps() {
 
 // (e) the --ddp option in srun/sbatch: bad values refuse the launch; good ones make a secret.
 void scenarios_options() {
-    const std::vector<std::string> bad{
-        "port=0",   "port=abc", "port=65536", "port=",        "bogus",        "on,off",
-        "=",        ",,,",      "gpu-bind=sideways", "timeout=-1", "addr",   "addr=a,addr-suffix=b",
-        "port=1,port-range=1-2", std::string(1 << 20, 'x'), "verbose=maybe", "default=on",
-        std::string("port=1\n2"), "\x01\x02\xff"};
+    const std::vector<std::string> bad{"port=0",
+                                       "port=abc",
+                                       "port=65536",
+                                       "port=",
+                                       "bogus",
+                                       "on,off",
+                                       "=",
+                                       ",,,",
+                                       "gpu-bind=sideways",
+                                       "timeout=-1",
+                                       "addr",
+                                       "addr=a,addr-suffix=b",
+                                       "port=1,port-range=1-2",
+                                       std::string(1 << 20, 'x'),
+                                       "verbose=maybe",
+                                       "default=on",
+                                       std::string("port=1\n2"),
+                                       "\x01\x02\xff"};
     for (auto ctx : {S_CTX_LOCAL, S_CTX_ALLOCATOR}) {
         for (const auto& v : bad) {
             Step s;
@@ -880,27 +909,66 @@ void scenarios_options() {
 
 // (f) random inputs: no crash; without --ddp nothing changes.
 void scenario_random(std::mt19937_64& rng, int iterations) {
-    const std::vector<std::string> vars{
-        "SLURM_JOB_ID", "SLURM_STEP_ID", "SLURM_STEPID", "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS",
-        "SLURM_STEP_NUM_NODES", "SLURM_NNODES", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_NODEID",
-        "SLURM_STEP_NODELIST", "SLURM_NODELIST", "SLURM_STEP_TASKS_PER_NODE",
-        "SLURM_TASKS_PER_NODE", "SLURMD_NODENAME", "SLURM_DISTRIBUTION", "SLURM_HOSTFILE",
-        "SLURM_STEP_RESV_PORTS", "SLURM_HET_JOB_OFFSET", "SLURM_CPUS_PER_TASK", "MASTER_ADDR",
-        "MASTER_PORT", "CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS", "SLURM_JOB_GPUS",
-        "SLURM_GPUS_ON_NODE", "SLURM_DDP_SECRET"};
-    const std::vector<std::string> atoms{
-        "0", "1", "2", "3", "4", "-1", "abc", "", "4294967295", "4294967296", "n[1-2]", "n[1-3]",
-        "n1,n2", "2(x2)", "1,3", "2(x", "block", "cyclic", "arbitrary", "n1", "n2", "0,1",
-        "GPU-1234", "/nonexistent/hostfile", "12000-12010", "a[0-999999999]", "[", "]", ",",
-        "(x", "port=29500", "off", "on", "gpu-bind=closest", "timeout=5", "verbose", "=", "x=y",
-        "default=off", "gpu-share", "nccl-hints", "override", "addr=h", "addr-suffix=-ib"};
+    const std::vector<std::string> vars{"SLURM_JOB_ID",
+                                        "SLURM_STEP_ID",
+                                        "SLURM_STEPID",
+                                        "SLURM_STEP_NUM_TASKS",
+                                        "SLURM_NTASKS",
+                                        "SLURM_STEP_NUM_NODES",
+                                        "SLURM_NNODES",
+                                        "SLURM_PROCID",
+                                        "SLURM_LOCALID",
+                                        "SLURM_NODEID",
+                                        "SLURM_STEP_NODELIST",
+                                        "SLURM_NODELIST",
+                                        "SLURM_STEP_TASKS_PER_NODE",
+                                        "SLURM_TASKS_PER_NODE",
+                                        "SLURMD_NODENAME",
+                                        "SLURM_DISTRIBUTION",
+                                        "SLURM_HOSTFILE",
+                                        "SLURM_STEP_RESV_PORTS",
+                                        "SLURM_HET_JOB_OFFSET",
+                                        "SLURM_CPUS_PER_TASK",
+                                        "MASTER_ADDR",
+                                        "MASTER_PORT",
+                                        "CUDA_VISIBLE_DEVICES",
+                                        "SLURM_STEP_GPUS",
+                                        "SLURM_JOB_GPUS",
+                                        "SLURM_GPUS_ON_NODE",
+                                        "SLURM_DDP_SECRET"};
+    const std::vector<std::string> atoms{"0",           "1",
+                                         "2",           "3",
+                                         "4",           "-1",
+                                         "abc",         "",
+                                         "4294967295",  "4294967296",
+                                         "n[1-2]",      "n[1-3]",
+                                         "n1,n2",       "2(x2)",
+                                         "1,3",         "2(x",
+                                         "block",       "cyclic",
+                                         "arbitrary",   "n1",
+                                         "n2",          "0,1",
+                                         "GPU-1234",    "/nonexistent/hostfile",
+                                         "12000-12010", "a[0-999999999]",
+                                         "[",           "]",
+                                         ",",           "(x",
+                                         "port=29500",  "off",
+                                         "on",          "gpu-bind=closest",
+                                         "timeout=5",   "verbose",
+                                         "=",           "x=y",
+                                         "default=off", "gpu-share",
+                                         "nccl-hints",  "override",
+                                         "addr=h",      "addr-suffix=-ib"};
     auto pick = [&](const std::vector<std::string>& v) { return v[rng() % v.size()]; };
     auto value = [&]() -> std::string {
         switch (rng() % 6) {
-            case 0: return random_bytes(rng, rng() % 64);
-            case 1: return pick(atoms) + pick(atoms);
-            case 2: return std::to_string(rng() % 8);
-            default: return pick(atoms);
+            case 0:
+                return random_bytes(rng, rng() % 64);
+            case 1:
+                return pick(atoms) + pick(atoms);
+            case 2:
+                return std::to_string(rng() % 8);
+            default:
+                return pick(atoms);
         }
     };
     int ddp_ok = 0, ddp_fail = 0;
@@ -912,15 +980,19 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
         s.env = (rng() % 4) ? valid_env(static_cast<int>(rng() % 4)) : Env{};
         const int edits = static_cast<int>(rng() % 4);
         for (int k = 0; k < edits; ++k) {
-            if (rng() % 5 == 0) s.env.erase(pick(vars));
-            else s.env[pick(vars)] = value();
+            if (rng() % 5 == 0)
+                s.env.erase(pick(vars));
+            else
+                s.env[pick(vars)] = value();
         }
         const int nargs = (rng() % 2) ? 0 : static_cast<int>(rng() % 4);
         for (int k = 0; k < nargs; ++k) s.plugin_args.push_back(value());
         s.option_given = rng() % 2;
         if (s.option_given && rng() % 3) s.optarg = value();
-        if (rng() % 8 == 0) s.step_id = 0xfffffff0u + static_cast<std::uint32_t>(rng() % 16);
-        else s.step_id = static_cast<std::uint32_t>(rng() % 5);
+        if (rng() % 8 == 0)
+            s.step_id = 0xfffffff0u + static_cast<std::uint32_t>(rng() % 16);
+        else
+            s.step_id = static_cast<std::uint32_t>(rng() % 5);
 
         const Outcome o = run(s);
         check_common(s, o);
@@ -931,7 +1003,8 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
             if (a.find("default") != std::string::npos || a.find("on") != std::string::npos)
                 site_may_enable = true;
         if (!s.option_given && !site_may_enable) {
-            check(o.env == s.env, s, o, "environment changed without --ddp:" + env_diff(s.env, o.env));
+            check(o.env == s.env, s, o,
+                  "environment changed without --ddp:" + env_diff(s.env, o.env));
             check(o.post_opt == 0 && o.task_init == 0, s, o, "failed without --ddp");
             check(!o.secret, s, o, "secret without --ddp");
         }
@@ -964,9 +1037,12 @@ int main(int argc, char** argv) {
     std::uint64_t seed = 20261122;
     for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--iterations" && i + 1 < argc) iterations = std::atoi(argv[++i]);
-        else if (a == "--seed" && i + 1 < argc) seed = std::strtoull(argv[++i], nullptr, 10);
-        else if (a == "--verbose") g_verbose = true;
+        if (a == "--iterations" && i + 1 < argc)
+            iterations = std::atoi(argv[++i]);
+        else if (a == "--seed" && i + 1 < argc)
+            seed = std::strtoull(argv[++i], nullptr, 10);
+        else if (a == "--verbose")
+            g_verbose = true;
         else {
             std::fprintf(stderr, "unknown argument %s\n", a.c_str());
             return 2;
@@ -978,14 +1054,17 @@ int main(int argc, char** argv) {
     if (__sanitizer_set_report_fd != nullptr) {
         const int report_fd = ::dup(STDERR_FILENO);
         if (report_fd >= 0)
-            __sanitizer_set_report_fd(reinterpret_cast<void*>(static_cast<std::uintptr_t>(report_fd)));
+            __sanitizer_set_report_fd(
+                reinterpret_cast<void*>(static_cast<std::uintptr_t>(report_fd)));
     }
 
     // Each scenario must see a fresh plugin: check that dlclose really unloads it.
     { Plugin p; }
     if (void* still = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_NOLOAD)) {
-        std::fprintf(stderr, "spank_plugin_host: %s stays loaded after dlclose (its state would "
-                             "leak between scenarios)\n", g_plugin_path);
+        std::fprintf(stderr,
+                     "spank_plugin_host: %s stays loaded after dlclose (its state would "
+                     "leak between scenarios)\n",
+                     g_plugin_path);
         ::dlclose(still);
         return 2;
     }
