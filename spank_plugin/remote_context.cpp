@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/cpu_bind_list.hpp"
 #include "core/gpu_binding.hpp"
 #include "core/launch_env.hpp"
 #include "core/layout_table.hpp"
@@ -52,6 +53,16 @@ Result<GpuBinding> bind_task_gpus(const DdpOptions& opts, const EnvLookup& env,
         std::string note;
         in.topology = read_node_gpu_facts({}, &note);
         if (!note.empty()) log_verbose("topology: " + note);
+    }
+    // closest needs every local task's place; task/affinity exports all their masks. Without it
+    // (no CPU binding) the binding falls back to local order and says so in its description.
+    if (*policy == GpuBindPolicy::closest && in.topology) {
+        if (auto list = env("SLURM_CPU_BIND_LIST"); list && !list->empty()) {
+            auto masks = parse_cpu_bind_list(*list);
+            if (!masks) return masks.take_error();
+            for (const auto& cpus : *masks)
+                in.task_places.push_back(place_of_cpus(*in.topology, cpus));
+        }
     }
     return bind_gpus(in);
 }
