@@ -2,6 +2,7 @@
 
 #include <array>
 #include <atomic>
+#include <memory>
 #include <mutex>
 
 #include "rendezvous/pmi2_codec.hpp"
@@ -37,13 +38,21 @@ Result<Pmi2Session*> session(const EnvLookup& env, Clock::time_point deadline) {
     SDDP_TRY(api, load_pmi2(env));
     auto* fresh = new Pmi2Session;
     fresh->api = api;
-    int spawned = 0, size = 0, rank = -1, appnum = 0;
+    // Everything a PMI2 call writes lives in shared state, never on this stack: after a timeout
+    // this function returns while the wedged worker may still complete the call later.
+    struct InitOut {
+        int spawned = 0, size = 0, rank = -1, appnum = 0;
+    };
+    auto init_out = std::make_shared<InitOut>();
     auto rc = fresh->worker.call(
-        [&] {
+        [fresh, init_out] {
             if (fresh->api.initialized()) return 0;  // an MPI library got there first
-            return fresh->api.init(&spawned, &size, &rank, &appnum);
+            return fresh->api.init(&init_out->spawned, &init_out->size, &init_out->rank,
+                                   &init_out->appnum);
         },
         deadline, "PMI2_Init");
+    const int size = init_out->size;
+    const int rank = init_out->rank;
     if (!rc || *rc != 0) {
         failed = rc ? make_error(Errc::io, "PMI2_Init failed (" + code_text(*rc) +
                                                "): is this task started by srun --mpi=pmi2?")
@@ -52,10 +61,13 @@ Result<Pmi2Session*> session(const EnvLookup& env, Clock::time_point deadline) {
         if (rc) delete fresh;
         return *failed;
     }
-    std::array<char, 256> id{};
+    auto id_out = std::make_shared<std::array<char, 256>>();
     auto jrc = fresh->worker.call(
-        [&] { return fresh->api.job_get_id(id.data(), static_cast<int>(id.size())); }, deadline,
-        "PMI2_Job_GetId");
+        [fresh, id_out] {
+            return fresh->api.job_get_id(id_out->data(), static_cast<int>(id_out->size()));
+        },
+        deadline, "PMI2_Job_GetId");
+    const auto& id = *id_out;
     if (!jrc || *jrc != 0) {
         failed = jrc ? make_error(Errc::io, "PMI2_Job_GetId failed (" + code_text(*jrc) + ")")
                      : jrc.error();
@@ -141,15 +153,18 @@ class Pmi2Transport final : public Transport {
         for (std::size_t i = 0; i < values.size(); ++i) {
             const std::string k = pmi2::key(seq, cfg_.rank, i);
             const std::string& v = values[i];
-            SDDP_TRY(rc, s_->worker.call([&] { return s_->api.kvs_put(k.c_str(), v.c_str()); },
-                                         deadline, "PMI2_KVS_Put"));
+            // Captures by value only: the worker may run this after a timeout has unwound us.
+            SDDP_TRY(
+                rc, s_->worker.call([s = s_, k, v] { return s->api.kvs_put(k.c_str(), v.c_str()); },
+                                    deadline, "PMI2_KVS_Put"));
             if (rc != 0) return fail(Errc::io, "PMI2_KVS_Put(" + k + ") failed: " + code_text(rc));
         }
         return ok_status();
     }
 
     Status fence(Clock::time_point deadline, const std::string& what) {
-        auto rc = s_->worker.call([&] { return s_->api.kvs_fence(); }, deadline, "PMI2_KVS_Fence");
+        auto rc =
+            s_->worker.call([s = s_] { return s->api.kvs_fence(); }, deadline, "PMI2_KVS_Fence");
         if (!rc) {
             return fail(Errc::timeout,
                         "PMI2_KVS_Fence (" + what + ") did not complete within " +
@@ -164,14 +179,20 @@ class Pmi2Transport final : public Transport {
     }
 
     Result<std::string> get_value(const std::string& k, int src, Clock::time_point deadline) {
-        std::array<char, pmi2::kMaxValueChars + 1> buf{};
-        int len = 0;
+        struct GetOut {
+            std::array<char, pmi2::kMaxValueChars + 1> buf{};
+            int len = 0;
+        };
+        auto out = std::make_shared<GetOut>();
         SDDP_TRY(rc, s_->worker.call(
-                         [&] {
-                             return s_->api.kvs_get(s_->jobid.c_str(), src, k.c_str(), buf.data(),
-                                                    static_cast<int>(buf.size()), &len);
+                         [s = s_, src, k, out] {
+                             return s->api.kvs_get(s->jobid.c_str(), src, k.c_str(),
+                                                   out->buf.data(),
+                                                   static_cast<int>(out->buf.size()), &out->len);
                          },
                          deadline, "PMI2_KVS_Get"));
+        const auto& buf = out->buf;
+        const int len = out->len;
         if (rc != 0) {
             return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") from rank " + std::to_string(src) +
                                             " failed: " + code_text(rc));
