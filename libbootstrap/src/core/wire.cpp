@@ -157,6 +157,36 @@ bool known_op(std::uint8_t op) {
            op <= static_cast<std::uint8_t>(Op::barrier);
 }
 
+// Up and Down begin alike: the collective's sequence number, its operation and its root, then a
+// u32 count. Both directions of both messages go through these, so the layouts cannot drift.
+constexpr std::size_t kCollectivePrefixSize = 8 + 1 + 4 + 4;
+
+template <typename M>
+void write_collective_prefix(Writer& w, const M& m, std::size_t count) {
+    w.u64(m.seq);
+    w.u8(static_cast<std::uint8_t>(m.op));
+    w.i32(m.root);
+    w.u32(static_cast<std::uint32_t>(count));
+}
+
+template <typename M>
+std::uint32_t read_collective_prefix(Reader& r, M& m, std::size_t min_entry_size,
+                                     const char* count_name) {
+    m.seq = r.u64("sequence");
+    const std::uint8_t op = r.u8("op");
+    m.root = r.i32("root");
+    if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
+    m.op = static_cast<Op>(op);
+    return r.count(min_entry_size, count_name);
+}
+
+Status check_record_size(std::size_t size) {
+    if (size <= kMaxRecordSize) return ok_status();
+    return make_error(Errc::too_large, "a rendezvous record of " + std::to_string(size) +
+                                           " bytes exceeds the " + std::to_string(kMaxRecordSize) +
+                                           "-byte limit");
+}
+
 }  // namespace
 
 std::string_view op_name(Op op) {
@@ -253,14 +283,9 @@ Bytes encode_abort(const Abort& m) {
 }
 
 Result<Bytes> encode_up(const Up& m) {
-    std::size_t size = 17;
+    std::size_t size = kCollectivePrefixSize;
     for (const RankRecord& r : m.records) {
-        if (r.data.size() > kMaxRecordSize) {
-            return make_error(Errc::too_large, "a rendezvous record of " +
-                                                   std::to_string(r.data.size()) +
-                                                   " bytes exceeds the " +
-                                                   std::to_string(kMaxRecordSize) + "-byte limit");
-        }
+        SDDP_CHECK(check_record_size(r.data.size()));
         size += 8 + r.data.size();
     }
     if (size > kMaxFramePayload) {
@@ -269,10 +294,7 @@ Result<Bytes> encode_up(const Up& m) {
                                                std::to_string(kMaxFramePayload) + "-byte limit");
     }
     Writer w(MsgType::up, size);
-    w.u64(m.seq);
-    w.u8(static_cast<std::uint8_t>(m.op));
-    w.i32(m.root);
-    w.u32(static_cast<std::uint32_t>(m.records.size()));
+    write_collective_prefix(w, m, m.records.size());
     for (const RankRecord& r : m.records) {
         w.i32(r.rank);
         w.blob(r.data);
@@ -281,14 +303,9 @@ Result<Bytes> encode_up(const Up& m) {
 }
 
 Result<Bytes> encode_down(const Down& m) {
-    std::size_t size = 17;
+    std::size_t size = kCollectivePrefixSize;
     for (const Bytes& b : m.items) {
-        if (b.size() > kMaxRecordSize) {
-            return make_error(Errc::too_large, "a rendezvous record of " +
-                                                   std::to_string(b.size()) +
-                                                   " bytes exceeds the " +
-                                                   std::to_string(kMaxRecordSize) + "-byte limit");
-        }
+        SDDP_CHECK(check_record_size(b.size()));
         size += 4 + b.size();
     }
     if (size > kMaxFramePayload) {
@@ -298,10 +315,7 @@ Result<Bytes> encode_down(const Down& m) {
                               "-byte limit (world_size x record size is too large)");
     }
     Writer w(MsgType::down, size);
-    w.u64(m.seq);
-    w.u8(static_cast<std::uint8_t>(m.op));
-    w.i32(m.root);
-    w.u32(static_cast<std::uint32_t>(m.items.size()));
+    write_collective_prefix(w, m, m.items.size());
     for (const Bytes& b : m.items) w.blob(b);
     return std::move(w).finish();
 }
@@ -370,12 +384,7 @@ Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
 Result<Up> decode_up(std::span<const std::uint8_t> payload) {
     Reader r(payload, "up");
     Up m;
-    m.seq = r.u64("sequence");
-    const std::uint8_t op = r.u8("op");
-    m.root = r.i32("root");
-    if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
-    m.op = static_cast<Op>(op);
-    const std::uint32_t n = r.count(8, "record count");
+    const std::uint32_t n = read_collective_prefix(r, m, 8, "record count");
     m.records.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
         RankRecord rec;
@@ -390,12 +399,7 @@ Result<Up> decode_up(std::span<const std::uint8_t> payload) {
 Result<Down> decode_down(std::span<const std::uint8_t> payload) {
     Reader r(payload, "down");
     Down m;
-    m.seq = r.u64("sequence");
-    const std::uint8_t op = r.u8("op");
-    m.root = r.i32("root");
-    if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
-    m.op = static_cast<Op>(op);
-    const std::uint32_t n = r.count(4, "item count");
+    const std::uint32_t n = read_collective_prefix(r, m, 4, "item count");
     m.items.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i)
         m.items.push_back(r.blob(kMaxRecordSize, "item"));
