@@ -30,33 +30,28 @@ int fail(const StepFacts* facts, const std::string& message) {
     return -1;
 }
 
-// The binding input for local rank `local_rank` of this node, as this task sees the node.
-GpuBindingInput binding_input(const DdpOptions& opts, GpuBindPolicy policy, const EnvLookup& env,
-                              const LaunchEnv& launch, std::uint32_t local_rank) {
-    GpuBindingInput in;
-    in.policy = policy;
-    in.allow_share = opts.gpu_share.value_or(false);
-    in.nccl_hints = opts.nccl_hints.value_or(false);
-    in.local_rank = static_cast<int>(local_rank);
-    in.local_world_size = static_cast<int>(launch.local_world_size);
-    in.slurm = read_slurm_gpu_env(env, map_env(state().step_gpu_env));
-    return in;
-}
-
-Result<GpuBinding> bind_task_gpus(const DdpOptions& opts, const EnvLookup& env,
-                                  const LaunchEnv& launch) {
+// Everything this task's GPU binding depends on. Every task of the node builds the same input
+// (only local_rank differs), so rank 0 can also show what its node-mates compute.
+Result<GpuBindingInput> task_binding_input(const DdpOptions& opts, const EnvLookup& env,
+                                           const LaunchEnv& launch) {
     auto policy = parse_gpu_bind_policy(opts.gpu_bind);
     if (!policy) return policy.take_error();
-    GpuBindingInput in = binding_input(opts, *policy, env, launch, launch.local_rank);
+    GpuBindingInput in;
+    in.policy = *policy;
+    in.allow_share = opts.gpu_share.value_or(false);
+    in.nccl_hints = opts.nccl_hints.value_or(false);
+    in.local_rank = static_cast<int>(launch.local_rank);
+    in.local_world_size = static_cast<int>(launch.local_world_size);
+    in.slurm = read_slurm_gpu_env(env, map_env(state().step_gpu_env));
     // Topology only where it is used: reading it costs milliseconds per task.
-    if (*policy == GpuBindPolicy::closest || in.nccl_hints) {
+    if (in.policy == GpuBindPolicy::closest || in.nccl_hints) {
         std::string note;
         in.topology = read_node_gpu_facts({}, &note);
         if (!note.empty()) log_verbose("topology: " + note);
     }
     // closest needs every local task's place; task/affinity exports all their masks. Without it
     // (no CPU binding) the binding falls back to local order and says so in its description.
-    if (*policy == GpuBindPolicy::closest && in.topology) {
+    if (in.policy == GpuBindPolicy::closest && in.topology) {
         if (auto list = env("SLURM_CPU_BIND_LIST"); list && !list->empty()) {
             auto masks = parse_cpu_bind_list(*list);
             if (!masks) return masks.take_error();
@@ -64,26 +59,17 @@ Result<GpuBinding> bind_task_gpus(const DdpOptions& opts, const EnvLookup& env,
                 in.task_places.push_back(place_of_cpus(*in.topology, cpus));
         }
     }
-    return bind_gpus(in);
+    return in;
 }
 
-// "own (visible list)" for each local rank on this node, for the verbose table. Narrowed lists
-// of other tasks are not visible from here, so this is the binding those tasks compute from the
-// step-level lists; exact when Slurm did not narrow per task.
-std::function<std::string(std::uint32_t)> gpu_describer(const DdpOptions& opts,
-                                                        const EnvLookup& env,
-                                                        const LaunchEnv& launch,
-                                                        const GpuBinding& mine) {
-    return [&opts, &env, &launch, mine](std::uint32_t local_rank) -> std::string {
-        const GpuBinding* b = &mine;
-        Result<GpuBinding> other = mine;
-        if (local_rank != launch.local_rank) {
-            auto policy = parse_gpu_bind_policy(opts.gpu_bind);
-            if (!policy) return "?";
-            other = bind_gpus(binding_input(opts, *policy, env, launch, local_rank));
-            if (!other) return "?";
-            b = &*other;
-        }
+// "own (visible list)" for each local rank on this node, for the verbose table: the binding each
+// node-mate computes from the same input. Exact unless Slurm narrowed lists per task, which the
+// step-level lists (user_init) undo.
+LocalGpuDescriber gpu_describer(const GpuBindingInput& in) {
+    return [in = in](std::uint32_t local_rank) mutable -> std::string {  // a mutable copy
+        in.local_rank = static_cast<int>(local_rank);
+        auto b = bind_gpus(in);
+        if (!b) return "?";
         if (b->visible.empty() || b->device_index < 0) return "none";
         std::string list;
         for (const auto& v : b->visible) list += (list.empty() ? "" : ",") + v;
@@ -104,7 +90,9 @@ int setup_task(spank_t sp) {
     auto launch = derive_launch_env(*facts, *opts, ctx);
     if (!launch) return fail(&*facts, launch.error().message);
 
-    auto binding = bind_task_gpus(*opts, env, *launch);
+    auto gpu_input = task_binding_input(*opts, env, *launch);
+    if (!gpu_input) return fail(&*facts, gpu_input.error().message);
+    auto binding = bind_gpus(*gpu_input);
     if (!binding) return fail(&*facts, binding.error().message);
 
     std::vector<EnvAssignment> vars = launch->vars;
@@ -120,8 +108,7 @@ int setup_task(spank_t sp) {
               " MASTER_ADDR=" + launch->master_addr +
               " MASTER_PORT=" + std::to_string(launch->master_port) + " " + binding->describe);
     if (opts->verbose.value_or(false) && launch->rank == 0) {
-        write_task_stderr(format_layout_table(*facts, *launch, *opts,
-                                              gpu_describer(*opts, env, *launch, *binding)));
+        write_task_stderr(format_layout_table(*facts, *launch, *opts, gpu_describer(*gpu_input)));
     }
     return 0;
 }
