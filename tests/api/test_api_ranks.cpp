@@ -215,6 +215,28 @@ int scenario_pmi2(int n, const std::string& lib) {
     return sddp_test::all_zero(st) ? 0 : 1;
 }
 
+// With node and local ranks known (srun --ddp's variables) the preflight is a gather to rank 0
+// and a broadcast of its verdict: the PMI2 transport's gather path.
+int scenario_pmi2_nodes(int n, const std::string& lib) {
+    const std::string dir = temp_dir();
+    const int per_node = n / 2;
+    auto st = sddp_test::run_ranks(
+        n,
+        [&](int r) {
+            Env e = pmi_env(r, n, lib, dir);
+            e["SLURM_DDP_TRANSPORT"] = "pmi2";
+            e["RANK"] = std::to_string(r);
+            e["WORLD_SIZE"] = std::to_string(n);
+            e["LOCAL_RANK"] = std::to_string(r % per_node);
+            e["LOCAL_WORLD_SIZE"] = std::to_string(per_node);
+            e["NODE_RANK"] = std::to_string(r / per_node);
+            e["NNODES"] = "2";
+            return e;
+        },
+        [&](int r) { return exercise(r, n, "pmi2", 100); });
+    return sddp_test::all_zero(st) ? 0 : 1;
+}
+
 // One rank never arrives: the others' fence must end at the deadline with a clear error.
 int scenario_pmi2_timeout(const std::string& lib) {
     const std::string dir = temp_dir();
@@ -372,6 +394,7 @@ int main(int argc, char** argv) {
     if (s == "tcp-nodes") return scenario_tcp_nodes(n);
     if (s == "cpp") return scenario_cpp(n);
     if (s == "pmi2") return scenario_pmi2(n, lib);
+    if (s == "pmi2-nodes") return scenario_pmi2_nodes(n, lib);
     if (s == "pmi2-timeout") return scenario_pmi2_timeout(lib);
     if (s == "tcp-timeout") return scenario_tcp_timeout();
     if (s == "errors") return scenario_errors();

@@ -245,6 +245,18 @@ Report run_rank(const RendezvousConfig& cfg, int rounds,
                 return bad("allgather record of rank " + std::to_string(r));
             }
         }
+        // Gather: rank 0 holds every record, the others nothing.
+        Result<std::vector<Bytes>> got = tr.gather(record(cfg.rank));
+        if (!got.ok()) return report_error(got.error(), start);
+        if (cfg.rank != 0 && !got->empty()) return bad("gather gave a non-root rank records");
+        if (cfg.rank == 0) {
+            if (static_cast<int>(got->size()) != w) return bad("gather size");
+            for (int r = 0; r < w; ++r) {
+                if ((*got)[static_cast<std::size_t>(r)] != record(r)) {
+                    return bad("gather record of rank " + std::to_string(r));
+                }
+            }
+        }
         if (Status s = tr.barrier(); !s.ok()) return report_error(s.error(), start);
         // Broadcast from the last rank: exercises the upward path.
         const Bytes want2 = pattern(base + 9, 64);

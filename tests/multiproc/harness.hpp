@@ -71,9 +71,9 @@ class Children {
 // Deterministic pseudo-random bytes so every rank can check what it received.
 Bytes pattern(std::uint64_t seed, std::size_t len);
 
-// The standard workload: `rounds` x (broadcast from 0, allgather, barrier, broadcast from the
-// last rank), every result checked. `before_round` lets a fault scenario misbehave; a report
-// it returns ends the rank with that report.
+// The standard workload: `rounds` x (broadcast from 0, allgather, gather, barrier, broadcast
+// from the last rank), every result checked. `before_round` lets a fault scenario misbehave; a
+// report it returns ends the rank with that report.
 Report run_rank(
     const RendezvousConfig& cfg, int rounds,
     const std::function<std::optional<Report>(Transport&, int round)>& before_round = {});

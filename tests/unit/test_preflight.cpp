@@ -4,6 +4,7 @@
 #include "core/preflight.hpp"
 
 using namespace sddp;
+using Bytes = std::vector<std::uint8_t>;
 
 namespace {
 
@@ -126,4 +127,49 @@ TEST(Preflight, NodeLayoutFromHosts) {
     EXPECT_EQ(l.node_of_rank, (std::vector<std::uint32_t>{0, 1, 0, 2}));
     EXPECT_EQ(l.local_rank, (std::vector<std::uint32_t>{0, 0, 1, 0}));
     EXPECT_EQ(l.local_world_size, (std::vector<std::uint32_t>{2, 1, 2, 1}));
+}
+
+TEST(PreflightVerdict, RoundTripsOkAndErrors) {
+    EXPECT_TRUE(decode_verdict(encode_verdict(ok_status())).ok());
+    auto all = good_world();
+    all[3].error = "no CUDA device is visible";
+    const Status bad = check_preflight(all, all[0]);
+    ASSERT_FALSE(bad.ok());
+    const Status back = decode_verdict(encode_verdict(bad));
+    ASSERT_FALSE(back.ok());
+    EXPECT_EQ(back.error().code, bad.error().code);
+    EXPECT_EQ(back.error().message, bad.error().message);
+}
+
+TEST(PreflightVerdict, LongMessageIsCappedNotLost) {
+    const Status huge = make_error(Errc::invalid_input, std::string(100000, 'x'));
+    const Bytes enc = encode_verdict(huge);
+    EXPECT_LT(enc.size(), 5000u);
+    const Status back = decode_verdict(enc);
+    ASSERT_FALSE(back.ok());
+    EXPECT_EQ(back.error().message, std::string(4096, 'x'));
+}
+
+TEST(PreflightVerdict, MalformedIsAProtocolError) {
+    Bytes good = encode_verdict(make_error(Errc::auth, "nope"));
+    std::vector<Bytes> bad = {{}, {1}, {2, 0, 0, 0, 0, 0, 0, 0, 0}};
+    Bytes truncated = good;
+    truncated.pop_back();
+    bad.push_back(truncated);
+    Bytes longer = good;
+    longer.push_back('!');
+    bad.push_back(longer);
+    Bytes unknown_code = good;
+    unknown_code[4] = 99;  // low byte of the big-endian code
+    bad.push_back(unknown_code);
+    Bytes ok_with_text = encode_verdict(ok_status());
+    ok_with_text[8] = 1;
+    ok_with_text.push_back('?');
+    bad.push_back(ok_with_text);
+    for (const Bytes& b : bad) {
+        const Status s = decode_verdict(b);
+        ASSERT_FALSE(s.ok());
+        EXPECT_EQ(s.error().code, Errc::protocol);
+        EXPECT_NE(s.error().message.find("verdict"), std::string::npos);
+    }
 }

@@ -255,6 +255,13 @@ TEST(WireMessages, OversizedStringsAndUnknownOps) {
     Result<Down> r = decode_down(payload_of(d));
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("op"), std::string::npos);
+    // The first value past the last op is unknown too; gather (the last) is known.
+    d[kHeaderSize + 8] = static_cast<std::uint8_t>(Op::gather) + 1;
+    EXPECT_FALSE(decode_down(payload_of(d)).ok());
+    Result<Up> g = decode_up(payload_of(*encode_up(Up{3, Op::gather, 0, {{1, {7}}}})));
+    ASSERT_TRUE(g.ok());
+    EXPECT_EQ(g->op, Op::gather);
+    EXPECT_EQ(op_name(Op::gather), "gather");
 }
 
 TEST(WireMessages, EncodersTruncateTextButRefuseOversizedData) {

@@ -6,6 +6,7 @@
 #include "api/last_error.hpp"
 #include "api/self_transport.hpp"
 #include "core/preflight.hpp"
+#include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
 
 namespace sddp::api {
@@ -78,23 +79,19 @@ Status derive_locality_from_hosts(sddp_handle& h) {
     return ok_status();
 }
 
-Result<std::vector<PreflightRecord>> exchange(Transport& t, const PreflightRecord& mine) {
-    SDDP_TRY(all, t.allgather(encode_preflight(mine)));
-    std::vector<PreflightRecord> records;
-    records.reserve(all.size());
-    for (std::size_t i = 0; i < all.size(); ++i) {
-        auto rec = decode_preflight(all[i]);
-        if (!rec) {
-            return make_error(rec.error().code,
-                              "from rank " + std::to_string(i) + ": " + rec.error().message);
-        }
-        records.push_back(std::move(*rec));
-    }
-    return records;
+// Whether this rank must learn its node from everyone's host names. The answer depends only on
+// the kind of launcher, so every rank of a step picks the same preflight exchange.
+bool needs_layout(const sddp_handle& h) {
+    return !h.id.node_rank || !h.id.num_nodes || !h.id.locality_known;
 }
 
-void apply_layout(sddp_handle& h, const std::vector<PreflightRecord>& records) {
-    const NodeLayout l = node_layout_from_hosts(records);
+void apply_layout(sddp_handle& h, const std::optional<NodeLayout>& layout) {
+    if (!layout) {
+        h.node_rank = static_cast<int>(*h.id.node_rank);
+        h.num_nodes = static_cast<int>(*h.id.num_nodes);
+        return;
+    }
+    const NodeLayout& l = *layout;
     if (h.id.node_rank) {
         h.node_rank = static_cast<int>(*h.id.node_rank);
         h.num_nodes = static_cast<int>(h.id.num_nodes.value_or(l.num_nodes));
@@ -176,16 +173,16 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         }
     }
 
-    auto records = exchange(*h->transport, mine);
-    if (!records) {
+    auto outcome = run_preflight(*h->transport, mine, needs_layout(*h));
+    if (!outcome) {
         return fail_step(*h, Phase::rendezvous, "preflight exchange (" + h->transport_name + ")",
-                         records.error());
+                         outcome.error());
     }
     if (gpu_error) return fail_step(*h, Phase::cuda, "GPU selection", *gpu_error, Tell::nobody);
-    if (auto st = check_preflight(*records, mine); !st) {
-        return fail_step(*h, Phase::preflight, "preflight", st.error(), Tell::nobody);
+    if (!outcome->verdict) {
+        return fail_step(*h, Phase::preflight, "preflight", outcome->verdict.error(), Tell::nobody);
     }
-    apply_layout(*h, *records);
+    apply_layout(*h, outcome->layout);
 
     if (s.nccl) {
         nccl::CommParams p;

@@ -18,6 +18,9 @@ class SelfTransport final : public Transport {
     Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override {
         return std::vector<Bytes>{Bytes(mine.begin(), mine.end())};
     }
+    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override {
+        return allgather(mine);
+    }
     Status barrier() override { return ok_status(); }
     void abort(std::string_view) override {}
 };

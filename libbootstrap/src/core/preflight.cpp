@@ -150,6 +150,46 @@ Status check_preflight(const std::vector<PreflightRecord>& all, const PreflightR
     return ok_status();
 }
 
+namespace {
+constexpr std::uint8_t kVerdictVersion = 1;
+constexpr std::size_t kMaxVerdictMessage = 4096;
+}  // namespace
+
+std::vector<std::uint8_t> encode_verdict(const Status& verdict) {
+    std::vector<std::uint8_t> out;
+    out.push_back(kVerdictVersion);
+    const std::string_view message =
+        verdict.ok() ? std::string_view() : std::string_view(verdict.error().message);
+    put_u32(out, verdict.ok() ? 0 : static_cast<std::uint32_t>(verdict.error().code));
+    const std::string_view capped = message.substr(0, kMaxVerdictMessage);
+    put_u32(out, static_cast<std::uint32_t>(capped.size()));
+    out.insert(out.end(), capped.begin(), capped.end());
+    return out;
+}
+
+Status decode_verdict(std::span<const std::uint8_t> bytes) {
+    auto malformed = [&] {
+        return make_error(Errc::protocol, "rank 0's preflight verdict of " +
+                                              std::to_string(bytes.size()) +
+                                              " bytes is malformed: all ranks must use the same "
+                                              "libbootstrap release");
+    };
+    if (bytes.size() < 9 || bytes[0] != kVerdictVersion) return malformed();
+    Reader in(bytes.subspan(1));
+    std::uint32_t code = 0, len = 0;
+    if (!in.u32(code) || !in.u32(len)) return malformed();
+    if (len > kMaxVerdictMessage || len != bytes.size() - 9) return malformed();
+    if (code == 0) {
+        if (len != 0) return malformed();
+        return ok_status();
+    }
+    if (code < static_cast<std::uint32_t>(Errc::invalid_input) ||
+        code > static_cast<std::uint32_t>(Errc::internal)) {
+        return malformed();
+    }
+    return make_error(static_cast<Errc>(code), std::string(bytes.begin() + 9, bytes.end()));
+}
+
 NodeLayout node_layout_from_hosts(const std::vector<PreflightRecord>& all) {
     NodeLayout l;
     std::map<std::string, std::uint32_t> index;

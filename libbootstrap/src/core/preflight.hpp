@@ -37,6 +37,12 @@ Result<PreflightRecord> decode_preflight(std::span<const std::uint8_t> bytes);
 // id).
 Status check_preflight(const std::vector<PreflightRecord>& all, const PreflightRecord& mine);
 
+// Rank 0's verdict after a gather (the scalable preflight: records go up, only this comes down):
+// ok, or check_preflight's error with its code and message.
+std::vector<std::uint8_t> encode_verdict(const Status& verdict);
+// The verdict as rank 0 sent it; a malformed one is an Errc::protocol error of its own.
+Status decode_verdict(std::span<const std::uint8_t> bytes);
+
 // Node membership from the host names: node index per rank, numbered by first appearance (so
 // rank 0's host is node 0), for launchers that do not say which node a rank is on.
 struct NodeLayout {

@@ -154,7 +154,7 @@ bool known_type(std::uint8_t t) {
 
 bool known_op(std::uint8_t op) {
     return op >= static_cast<std::uint8_t>(Op::broadcast) &&
-           op <= static_cast<std::uint8_t>(Op::barrier);
+           op <= static_cast<std::uint8_t>(Op::gather);
 }
 
 // Up and Down begin alike: the collective's sequence number, its operation and its root, then a
@@ -197,6 +197,8 @@ std::string_view op_name(Op op) {
             return "allgather";
         case Op::barrier:
             return "barrier";
+        case Op::gather:
+            return "gather";
     }
     return "unknown";
 }

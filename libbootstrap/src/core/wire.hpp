@@ -58,7 +58,7 @@ enum class MsgType : std::uint8_t {
     down = 8,       // parent -> child: the collective's result
 };
 
-enum class Op : std::uint8_t { broadcast = 1, allgather = 2, barrier = 3 };
+enum class Op : std::uint8_t { broadcast = 1, allgather = 2, barrier = 3, gather = 4 };
 std::string_view op_name(Op op);
 
 struct Frame {
@@ -128,6 +128,7 @@ struct Down {
     Op op = Op::barrier;
     std::int32_t root = 0;
     std::vector<Bytes> items;  // broadcast: one; allgather: world_size, by rank; barrier: none
+                               // (a gather has no Down)
 };
 
 // Encoders return a whole frame. Strings longer than their cap are truncated (they are names

@@ -123,6 +123,24 @@ class Pmi2Transport final : public Transport {
         return out;
     }
 
+    // Only rank 0 reads the KVS: the other ranks' gets are what makes an allgather O(N^2).
+    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override {
+        SDDP_CHECK(usable());
+        const auto deadline = Clock::now() + cfg_.timeout;
+        const std::uint64_t seq = s_->seq++;
+        SDDP_CHECK(put(seq, mine, deadline));
+        SDDP_CHECK(fence(deadline, "gather"));
+        std::vector<Bytes> out;
+        if (cfg_.rank != 0) return out;
+        out.resize(static_cast<std::size_t>(cfg_.world_size));
+        out[0].assign(mine.begin(), mine.end());
+        for (int r = 1; r < cfg_.world_size; ++r) {
+            SDDP_TRY(got, get(seq, r, deadline));
+            out[static_cast<std::size_t>(r)] = std::move(got);
+        }
+        return out;
+    }
+
     Status barrier() override {
         SDDP_CHECK(usable());
         return fence(Clock::now() + cfg_.timeout, "barrier");

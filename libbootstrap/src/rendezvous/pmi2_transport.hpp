@@ -6,6 +6,7 @@
 //   allgather   every rank puts, all fence, every rank gets every record: world_size gets per
 //               rank, each a local round trip to slurmstepd (fine for thousands of ranks; TCP
 //               scales better for huge allgathers).
+//   gather      every rank puts, all fence, only rank 0 gets: world_size gets on rank 0 alone.
 //   barrier     a fence.
 // Every call is bounded by cfg.timeout through Pmi2Worker (see pmi2_worker.hpp for what a
 // timeout leaves behind); abort() cannot notify the peers (PMI2_Abort would exit this process),

@@ -166,7 +166,10 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     std::minstd_rand jitter(
         static_cast<unsigned>(std::hash<std::string>{}(host) ^ static_cast<unsigned>(cfg.rank) ^
                               static_cast<unsigned>(start.time_since_epoch().count())));
-    milliseconds backoff(20);
+    // Start at 1 ms: the common miss is a parent a few milliseconds from listen(), and a refused
+    // connect costs the parent nothing. Doubling reaches the 1 s cap within ten misses, so a
+    // parent that is really late (or a SYN-dropping backlog) is not hammered.
+    std::chrono::microseconds backoff(1000);
     std::string last_why = "no attempt finished";
     std::vector<SocketAddress> addrs;
     for (;;) {
@@ -207,9 +210,10 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
         if (now >= deadline) break;
         // Exponential backoff with +-50% jitter so thousands of ranks do not retry in lockstep.
         std::uniform_real_distribution<double> spread(0.5, 1.5);
-        const auto pause = std::chrono::duration_cast<milliseconds>(backoff * spread(jitter));
+        const auto pause =
+            std::chrono::duration_cast<std::chrono::microseconds>(backoff * spread(jitter));
         std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
-        backoff = std::min(backoff * 2, milliseconds(1000));
+        backoff = std::min<std::chrono::microseconds>(backoff * 2, milliseconds(1000));
         if (Clock::now() >= deadline) break;
     }
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();

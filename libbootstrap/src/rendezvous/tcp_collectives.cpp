@@ -3,6 +3,7 @@
 //   broadcast from 0   down only                  (root -> leaders -> locals)
 //   broadcast from r   up (only r's record moves), then down
 //   allgather          up (records merge per node), then down (one shared encoded result)
+//   gather             up only: rank 0 holds every record, nothing comes back
 //   barrier            up (empty), then down (empty)
 //
 // Every message carries the collective's sequence number and kind, so ranks that called
@@ -27,6 +28,10 @@ Status Node::broadcast(Bytes& bytes, int root) {
 
 Result<std::vector<Bytes>> Node::allgather(std::span<const std::uint8_t> mine) {
     return collective(wire::Op::allgather, 0, mine);
+}
+
+Result<std::vector<Bytes>> Node::gather(std::span<const std::uint8_t> mine) {
+    return collective(wire::Op::gather, 0, mine);
 }
 
 Status Node::barrier() {
@@ -165,7 +170,8 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
     const bool up_phase = !(op == wire::Op::broadcast && root == 0);
     std::vector<wire::RankRecord> records;
     if (up_phase) {
-        if (op == wire::Op::allgather || (op == wire::Op::broadcast && cfg_.rank == root)) {
+        if (op == wire::Op::allgather || op == wire::Op::gather ||
+            (op == wire::Op::broadcast && cfg_.rank == root)) {
             records.push_back(wire::RankRecord{cfg_.rank, Bytes(mine.begin(), mine.end())});
         }
         SDDP_CHECK(gather_up(seq, op, root, records, deadline));
@@ -192,7 +198,7 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
                 }
                 items.push_back(std::move(it->data));
             }
-        } else if (op == wire::Op::allgather) {
+        } else if (op == wire::Op::allgather || op == wire::Op::gather) {
             items.resize(static_cast<std::size_t>(cfg_.world_size));
             std::vector<char> seen(items.size(), 0);
             for (wire::RankRecord& r : records) {
@@ -213,14 +219,14 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
                                                            " records"));
             }
         }
-        if (!children_.empty()) {
+        if (!children_.empty() && op != wire::Op::gather) {
             Result<Bytes> frame = wire::encode_down(wire::Down{seq, op, root, items});
             if (!frame.ok()) return fail(frame.take_error());
             // One encoded result, shared by every child's send queue.
             const auto shared = std::make_shared<const Bytes>(std::move(*frame));
             for (Link* c : children_) send_to(*c, shared);
         }
-    } else {
+    } else if (op != wire::Op::gather) {
         SDDP_TRY(frame, wait_down(seq, op, deadline));
         Result<wire::Down> down = wire::decode_down(frame.payload());
         if (!down.ok()) {

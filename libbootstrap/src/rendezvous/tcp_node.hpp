@@ -44,6 +44,7 @@ class Node {
 
     Status broadcast(Bytes& bytes, int root);
     Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine);
+    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine);
     Status barrier();
     void abort(std::string_view reason);
 

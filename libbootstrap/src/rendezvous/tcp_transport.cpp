@@ -17,6 +17,9 @@ class TcpTransport final : public Transport {
     Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override {
         return node_->allgather(mine);
     }
+    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override {
+        return node_->gather(mine);
+    }
     Status barrier() override { return node_->barrier(); }
     void abort(std::string_view reason) override { node_->abort(reason); }
 

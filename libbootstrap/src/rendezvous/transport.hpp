@@ -31,7 +31,12 @@ class Transport {
     // Root's `bytes` reach every rank; on other ranks `bytes` is replaced.
     virtual Status broadcast(Bytes& bytes, int root) = 0;
     // Every rank contributes `mine`; all receive every rank's record, indexed by rank.
+    // Costly at scale (every node receives every record); see gather.
     virtual Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) = 0;
+    // Every rank contributes `mine`; rank 0 receives every record, indexed by rank, the others an
+    // empty vector. Nothing comes back down: rank 0 answers, where it must, with a broadcast.
+    // Half an allgather's rounds and none of its fan-out of records: what the preflight uses.
+    virtual Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) = 0;
     virtual Status barrier() = 0;
     // Best effort: tell the other ranks to give up with `reason`; never blocks past the deadline.
     virtual void abort(std::string_view reason) = 0;
