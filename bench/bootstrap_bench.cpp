@@ -13,6 +13,9 @@
 //   ours-2level  make_tcp_transport with a 32-byte secret (authenticated), N/8 "nodes" of 8
 //                ranks (node leaders over TCP to rank 0, locals over abstract Unix sockets);
 //                join + broadcast(128 B from rank 0) = "id"; then allgather(64 B) = "allgather".
+//   ours-preflight  ours-2level, but the second exchange is the library's preflight as srun --ddp
+//                runs it: a gather of real preflight records (host, GPU bus id: ~60 bytes) to
+//                rank 0, which checks them and broadcasts its verdict ("ag" = id + preflight).
 //   ours-flat    the same with no local information: every rank connects to rank 0 over TCP.
 //   floor        bare, unauthenticated single listener: rank 0 listens, epoll-accepts, writes
 //                128 bytes to each connection; children connect (retrying every 1 ms while
@@ -23,7 +26,8 @@
 //   RESULT impl=<variant> n=<N> reps=<R> ok=<ok reps> id_med=.. id_min=.. id_max=.. ag_med=..
 //   ag_min=.. ag_max=..   (seconds)
 //
-//   bootstrap_bench [--variants ours-2level,ours-flat,floor] [--ns 2,8,64,256,1024]
+//   bootstrap_bench [--variants ours-2level,ours-preflight,ours-flat,floor]
+//                   [--ns 2,8,64,256,1024]
 //                   [--reps 5] [--reps-large 3] [--timeout-ms 120000]
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -49,6 +53,7 @@
 #include <vector>
 
 #include "core/hmac_sha256.hpp"
+#include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
 namespace {
@@ -69,6 +74,7 @@ struct Slot {
     double t_ag;
     double cpu_id;  // this process's CPU seconds (user + system) at t_id and t_ag (rank 0 only
     double cpu_ag;  // is reported: the root's serial work, which calibrates bench/scale_model.py)
+    double cpu0;    // CPU seconds when released (fork and the wait for the start are not counted)
     char message[256];
 };
 
@@ -105,6 +111,7 @@ struct OursJob {
     std::uint16_t port = 0;
     std::string secret;
     std::string step_tag;
+    bool preflight = false;  // second exchange: the preflight (gather + verdict), not an allgather
 };
 
 void run_ours(const OursJob& job, int rank, Slot& slot) {
@@ -134,6 +141,24 @@ void run_ours(const OursJob& job, int rank, Slot& slot) {
     if (id.size() != kIdBytes) return fail(slot, "wrong id size");
     for (std::size_t i = 0; i < kIdBytes; ++i)
         if (id[i] != id_byte(i)) return fail(slot, "wrong id bytes");
+    if (job.preflight) {
+        sddp::PreflightRecord r;
+        r.step_tag = job.step_tag;
+        r.world_size = static_cast<std::uint32_t>(job.world);
+        r.rank = static_cast<std::uint32_t>(rank);
+        r.host = c.host;
+        r.pci_bus_id = "0000:" + std::to_string(16 + c.local_rank) + ":00.0";
+        r.cuda_device = c.local_rank;
+        auto out = sddp::run_preflight(**t, r, false);
+        if (!out.ok()) return fail(slot, "preflight: " + out.error().message);
+        slot.t_ag = now_s();
+        slot.cpu_ag = cpu_s();
+        if (!out->verdict.ok()) return fail(slot, "verdict: " + out->verdict.error().message);
+        slot.state.store(1);
+        char x;
+        (void)!::read(g_end_fd, &x, 1);
+        return;
+    }
     std::uint8_t mine[kRecordBytes];
     for (std::size_t i = 0; i < kRecordBytes; ++i) mine[i] = rec_byte(rank, i);
     auto all = (*t)->allgather(std::span<const std::uint8_t>(mine, kRecordBytes));
@@ -301,7 +326,8 @@ struct Sample {
     bool ok = false;
     double id = 0, ag = 0;
     double root_cpu_id = 0, root_cpu_ag = 0;
-    double total_cpu = 0;  // all ranks' CPU seconds at t_ag (for the shared-core local model)
+    double total_cpu = 0;     // all ranks' CPU seconds at t_ag (for the shared-core local model)
+    double total_cpu_id = 0;  // the same at t_id
     std::string why;
 };
 
@@ -341,6 +367,7 @@ Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit
             char x;
             (void)!::read(start_pipe[0], &x, 1);  // EOF = go
             ::close(start_pipe[0]);
+            sh->slots[r].cpu0 = cpu_s();
             body(r, sh->slots[r]);
             ::_exit(0);
         }
@@ -364,8 +391,8 @@ Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit
     ::close(end_pipe[1]);  // release the children
     s.ok = all_forked;
     if (!all_forked) s.why = "fork failed";
-    s.root_cpu_id = sh->slots[0].cpu_id;
-    s.root_cpu_ag = sh->slots[0].cpu_ag;
+    s.root_cpu_id = sh->slots[0].cpu_id - sh->slots[0].cpu0;
+    s.root_cpu_ag = sh->slots[0].cpu_ag - sh->slots[0].cpu0;
     for (int r = 0; r < n; ++r) {
         const Slot& sl = sh->slots[r];
         const int st = sl.state.load();
@@ -376,7 +403,8 @@ Sample run_once(int n, const std::function<void(int, Slot&)>& body, double limit
             s.ok = false;
             continue;
         }
-        s.total_cpu += sl.cpu_ag;
+        s.total_cpu += sl.cpu_ag - sl.cpu0;
+        s.total_cpu_id += sl.cpu_id - sl.cpu0;
         s.id = std::max(s.id, sl.t_id - start);
         s.ag = std::max(s.ag, sl.t_ag - start);
     }
@@ -418,7 +446,7 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string variants = "ours-2level,ours-flat,floor";
+    std::string variants = "ours-2level,ours-preflight,ours-flat,floor";
     std::string ns = "2,8,64,256,1024";
     int reps = 5, reps_large = 3;
     double limit_s = 120;
@@ -442,10 +470,11 @@ int main(int argc, char** argv) {
         else if (a == "--timeout-ms")
             limit_s = std::atof(next().c_str()) / 1000;
         else {
-            std::fprintf(stderr,
-                         "usage: %s [--variants ours-2level,ours-flat,floor] [--ns 2,8,...]"
-                         " [--reps R] [--reps-large R] [--timeout-ms T]\n",
-                         argv[0]);
+            std::fprintf(
+                stderr,
+                "usage: %s [--variants ours-2level,ours-preflight,ours-flat,floor] [--ns 2,8,...]"
+                " [--reps R] [--reps-large R] [--timeout-ms T]\n",
+                argv[0]);
             return 2;
         }
     }
@@ -467,17 +496,18 @@ int main(int argc, char** argv) {
             const int n = std::atoi(nstr.c_str());
             if (n < 2) continue;
             const int r_here = n >= 1024 ? std::min(reps, reps_large) : reps;
-            std::vector<double> ids, ags, cids, cags, tcpu;
+            std::vector<double> ids, ags, cids, cags, tcpu, tcpu_id;
             std::string last_why;
             for (int rep = 0; rep < r_here; ++rep) {
                 std::function<void(int, Slot&)> body;
                 if (v == "floor") {
                     const std::uint16_t port = free_port();
                     body = [n, port](int rank, Slot& s) { run_floor(n, port, rank, s); };
-                } else if (v == "ours-2level" || v == "ours-flat") {
+                } else if (v == "ours-2level" || v == "ours-flat" || v == "ours-preflight") {
                     OursJob job;
                     job.world = n;
                     job.per_node = v == "ours-flat" ? 1 : std::min(8, n);
+                    job.preflight = v == "ours-preflight";
                     job.port = free_port();
                     auto sec = sddp::random_bytes(32);
                     job.secret = sec.ok() ? *sec : std::string(32, 'k');
@@ -495,6 +525,7 @@ int main(int argc, char** argv) {
                     cids.push_back(s.root_cpu_id);
                     cags.push_back(s.root_cpu_ag);
                     tcpu.push_back(s.total_cpu);
+                    tcpu_id.push_back(s.total_cpu_id);
                 } else {
                     last_why = s.why;
                     ++failures;
@@ -522,9 +553,9 @@ int main(int argc, char** argv) {
             std::printf(
                 "RESULT impl=%s n=%d reps=%d ok=%zu id_med=%.6f id_min=%.6f id_max=%.6f "
                 "ag_med=%.6f ag_min=%.6f ag_max=%.6f root_cpu_id=%.6f root_cpu_ag=%.6f "
-                "total_cpu=%.6f\n",
+                "total_cpu=%.6f total_cpu_id=%.6f\n",
                 v.c_str(), n, r_here, ids.size(), median(ids), *imin, *imax, median(ags), *amin,
-                *amax, median(cids), median(cags), median(tcpu));
+                *amax, median(cids), median(cags), median(tcpu), median(tcpu_id));
             std::fflush(stdout);
         }
     }

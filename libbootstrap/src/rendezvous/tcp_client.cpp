@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/hmac_sha256.hpp"
+#include "core/join_pacing.hpp"
 #include "rendezvous/tcp_auth.hpp"
 
 namespace sddp::tcp {
@@ -172,6 +173,13 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     std::chrono::microseconds backoff(1000);
     std::string last_why = "no attempt finished";
     std::vector<SocketAddress> addrs;
+    if (!target.local) {
+        const auto wait =
+            join_delay(static_cast<std::uint32_t>(std::max(cfg.node_rank, 0)), accept_backlog());
+        if (wait.count() > 0) {
+            std::this_thread::sleep_for(std::min<Clock::duration>(wait, deadline - start));
+        }
+    }
     for (;;) {
         if (target.local) {
             addrs = {abstract_address(target.local_name)};

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace sddp::tcp {
@@ -88,6 +89,17 @@ Result<Fd> bind_and_listen(int family, std::uint16_t port) {
 }
 
 }  // namespace
+
+std::uint32_t accept_backlog() {
+    std::uint32_t v = 4096;
+    if (FILE* f = std::fopen("/proc/sys/net/core/somaxconn", "re")) {
+        unsigned long n = 0;
+        if (std::fscanf(f, "%lu", &n) == 1 && n > 0)
+            v = static_cast<std::uint32_t>(std::min(n, 65535ul));
+        std::fclose(f);
+    }
+    return v;
+}
 
 Result<Fd> listen_tcp(std::uint16_t port) {
     Result<Fd> v6 = bind_and_listen(AF_INET6, port);

@@ -47,6 +47,8 @@ std::uint64_t raise_fd_limit();
 // Listens on every interface (IPv6 dual-stack, else IPv4) at `port` with SO_REUSEADDR and the
 // largest backlog the kernel allows. A busy port is an Errc::io naming the port and the fix.
 Result<Fd> listen_tcp(std::uint16_t port);
+// This host's cap on a listen backlog (net.core.somaxconn), 4096 if it cannot be read.
+std::uint32_t accept_backlog();
 
 // Listens on a Linux abstract Unix socket: no file to clean up, gone when the fd closes.
 Result<Fd> listen_abstract(const std::string& name);
