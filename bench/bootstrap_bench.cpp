@@ -21,6 +21,9 @@
 //                128 bytes to each connection; children connect (retrying every 1 ms while
 //                refused) and read 128 bytes. Allgather: each child writes 64 bytes, rank 0
 //                collects all and writes the N*64-byte table to every child.
+//   floor-prelisten  the floor with its listener opened by the parent before the fork: no
+//                race to listen(), no refused connects. Not a rendezvous anyone can deploy (the
+//                root's socket cannot exist before the root); it shows what the race costs.
 //
 // Output: a human table, plus one machine-readable line per point:
 //   RESULT impl=<variant> n=<N> reps=<R> ok=<ok reps> id_med=.. id_min=.. id_max=.. ag_med=..
@@ -203,7 +206,25 @@ bool read_all(int fd, void* p, std::size_t n) {
     return true;
 }
 
-void run_floor(int world, std::uint16_t port, int rank, Slot& slot) {
+// A listening socket made by the parent before the fork (floor-prelisten); -1 = rank 0 opens
+// its own after the start, racing the others like every other variant.
+int listen_loopback(std::uint16_t port) {
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    a.sin_port = htons(port);
+    const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    ::setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l, 65535) != 0) {
+        ::close(l);
+        return -1;
+    }
+    return l;
+}
+
+void run_floor(int world, std::uint16_t port, int rank, Slot& slot, int prelistened = -1) {
+    if (rank != 0 && prelistened >= 0) ::close(prelistened);
     std::uint8_t id[kIdBytes];
     std::vector<std::uint8_t> table(kRecordBytes * static_cast<std::size_t>(world));
     sockaddr_in a{};
@@ -213,11 +234,9 @@ void run_floor(int world, std::uint16_t port, int rank, Slot& slot) {
     if (rank == 0) {
         for (std::size_t i = 0; i < kIdBytes; ++i) id[i] = id_byte(i);
         for (std::size_t i = 0; i < kRecordBytes; ++i) table[i] = rec_byte(0, i);
-        const int l = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        const int l = prelistened >= 0 ? prelistened : listen_loopback(port);
+        if (l < 0) return fail(slot, std::string("listen: ") + std::strerror(errno));
         const int one = 1;
-        ::setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-        if (::bind(l, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(l, 65535) != 0)
-            return fail(slot, std::string("listen: ") + std::strerror(errno));
         const int ep = ::epoll_create1(EPOLL_CLOEXEC);
         epoll_event ev{};
         ev.events = EPOLLIN;
@@ -500,7 +519,14 @@ int main(int argc, char** argv) {
             std::string last_why;
             for (int rep = 0; rep < r_here; ++rep) {
                 std::function<void(int, Slot&)> body;
-                if (v == "floor") {
+                int prelistened = -1;
+                if (v == "floor-prelisten") {
+                    const std::uint16_t port = free_port();
+                    prelistened = listen_loopback(port);
+                    body = [n, port, prelistened](int rank, Slot& s) {
+                        run_floor(n, port, rank, s, prelistened);
+                    };
+                } else if (v == "floor") {
                     const std::uint16_t port = free_port();
                     body = [n, port](int rank, Slot& s) { run_floor(n, port, rank, s); };
                 } else if (v == "ours-2level" || v == "ours-flat" || v == "ours-preflight") {
@@ -519,6 +545,7 @@ int main(int argc, char** argv) {
                     return 2;
                 }
                 Sample s = run_once(n, body, limit_s);
+                if (prelistened >= 0) ::close(prelistened);
                 if (s.ok) {
                     ids.push_back(s.id);
                     ags.push_back(s.ag);

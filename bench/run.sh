@@ -1,42 +1,70 @@
 #!/bin/bash
-# Bootstrap benchmarks (issue 6): builds bootstrap_bench if needed, runs ours / the floor /
-# PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios.
+# Bootstrap benchmarks (issue 6): builds the benchmarks if needed, runs ours / the floor /
+# PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios;
+# then, where a GPU is visible, exec -> ready one-rank NCCL communicator through the library
+# versus CUDA + NCCL called directly (nccl_init_bench).
 #   bench/run.sh            # N = 2 8 64 256 1024, 5 repetitions (3 at 1024), MPI up to 256
-#   bench/run.sh --smoke    # N = 2 8, 1 repetition: for CI, to keep the benchmarks working
-# Environment: NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3
+#   bench/run.sh --smoke    # N = 2 8, 1 repetition: for CI (scripts/test.sh's bench phase), to
+#                           # keep the benchmarks building and running; exits 1 if any part fails
+# Environment: NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
 #   SDDP_BENCH_BUILD=<build dir> (default build-bench) TORCH_PY=/usr/bin/python3
+#   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI
+#   smoke run uses Debug, which compiles about 30% faster: its numbers mean nothing anyway)
 #   RESULTS=<file> (default $SDDP_BENCH_BUILD/bench/results.txt)
+# A part that cannot run here (no torch, no MPI, no GPU or no NCCL in the build) says so and is
+# skipped without failing.
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${SDDP_BENCH_BUILD:-$ROOT/build-bench}
 SMOKE=0
 [[ ${1:-} == --smoke ]] && SMOKE=1
 if ((SMOKE)); then
-    NS=2,8; REPS=1; REPS_LARGE=1; MPI_NS="2 8"; MPI_REPS=1
+    NS=2,8; REPS=1; REPS_LARGE=1; MPI_NS="2 8"; MPI_REPS=1; NCCL_REPS=1; NCCL_WARMUP=0
 else
     NS=${NS:-2,8,64,256,1024}; REPS=${REPS:-5}; REPS_LARGE=${REPS_LARGE:-3}
     MPI_NS=${MPI_NS:-"2 8 64 256"}; MPI_REPS=${MPI_REPS:-3}
+    NCCL_REPS=${NCCL_REPS:-10}; NCCL_WARMUP=1
 fi
 TORCH_PY=${TORCH_PY:-/usr/bin/python3}
+failed=()
 
+# bench/targets.txt (written at configure) lists the benchmarks this build has: nccl_init_bench
+# only where the library has its NCCL layer.
 if [[ ! -f $BUILD/CMakeCache.txt ]]; then
     cmake -S "$ROOT" -B "$BUILD" -DSDDP_BUILD_BENCH=ON -DSDDP_BUILD_EXAMPLES=OFF \
-        -DSDDP_BUILD_TESTS=OFF >/dev/null || exit 1
+        -DSDDP_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE="${SDDP_BENCH_BUILD_TYPE:-RelWithDebInfo}" \
+        >/dev/null || exit 1
+elif [[ ! -f $BUILD/bench/targets.txt ]]; then  # configured before targets.txt existed
+    cmake -S "$ROOT" -B "$BUILD" -DSDDP_BUILD_BENCH=ON >/dev/null || exit 1
 fi
-cmake --build "$BUILD" -j"$(nproc)" --target bootstrap_bench >/dev/null || exit 1
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$BUILD/CMakeCache.txt")
+if ((!SMOKE)) && [[ $build_type != Rel* ]]; then
+    echo "warning: $BUILD is a '$build_type' build: its timings are not representative" \
+        "(use another SDDP_BENCH_BUILD)" >&2
+fi
+mapfile -t targets < <(grep -v '^$' "$BUILD/bench/targets.txt")
+if [[ " ${targets[*]} " != *" bootstrap_bench "* ]]; then
+    echo "bench/run.sh: bootstrap_bench is not in this build ($BUILD/bench/targets.txt)" >&2
+    exit 1
+fi
+# Quiet unless it fails: then the compiler's messages are what matters.
+if ! build_log=$(cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" 2>&1); then
+    printf '%s\n' "$build_log" | tail -n 60
+    echo "bench/run.sh: building ${targets[*]} failed" >&2
+    exit 1
+fi
 mkdir -p "$BUILD/bench"
 RESULTS=${RESULTS:-$BUILD/bench/results.txt}
 : >"$RESULTS"
-rc=0
 
 echo "== ours and the floor (bootstrap_bench) =="
 "$BUILD/bench/bootstrap_bench" --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \
-    | tee -a "$RESULTS" | grep -v '^RESULT' || rc=1
+    | tee -a "$RESULTS" | grep -v '^RESULT' || failed+=(bootstrap_bench)
 
 echo "== PyTorch TCPStore (tcpstore_bench.py) =="
 if "$TORCH_PY" -c 'import torch.distributed' 2>/dev/null; then
     "$TORCH_PY" "$ROOT/bench/tcpstore_bench.py" --ns "$NS" --reps "$REPS" \
-        --reps-large "$REPS_LARGE" | tee -a "$RESULTS" | grep -v '^RESULT' || rc=1
+        --reps-large "$REPS_LARGE" | tee -a "$RESULTS" | grep -v '^RESULT' || failed+=(tcpstore)
 else
     echo "no torch in $TORCH_PY: TCPStore skipped"
     for n in ${NS//,/ }; do echo "SKIP impl=tcpstore n=$n no torch" >>"$RESULTS"; done
@@ -44,17 +72,26 @@ fi
 
 echo "== MPI_Bcast (mpi_bcast.c) =="
 if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
-    mpicc -O2 -o "$BUILD/bench/mpi_bcast" "$ROOT/bench/mpi_bcast.c" || rc=1
     root_flag=()
     [[ $(id -u) == 0 ]] && root_flag=(--allow-run-as-root)
-    for n in $MPI_NS; do
+    mpi_log=$BUILD/bench/mpirun.log
+    mpi_run_ns=$MPI_NS
+    if ! mpicc -O2 -o "$BUILD/bench/mpi_bcast" "$ROOT/bench/mpi_bcast.c"; then
+        echo "mpicc failed: MPI not run"; failed+=(mpi); mpi_run_ns=""
+    fi
+    for n in $mpi_run_ns; do
         for _ in $(seq "$MPI_REPS"); do
             # SDDP_BENCH_T0: CLOCK_MONOTONIC just before exec'ing mpirun (for the launch column).
-            python3 -c 'import os, sys, time
+            if python3 -c 'import os, sys, time
 os.environ["SDDP_BENCH_T0"] = repr(time.monotonic())
 os.execvp(sys.argv[1], sys.argv[1:])' timeout 300 mpirun --oversubscribe "${root_flag[@]}" \
-                -np "$n" "$BUILD/bench/mpi_bcast" 2>&1 | grep '^MPIRUN' | tee -a "$RESULTS" \
-                || { echo "mpirun -np $n failed"; rc=1; }
+                -np "$n" "$BUILD/bench/mpi_bcast" >"$mpi_log" 2>&1 &&
+                grep '^MPIRUN' "$mpi_log" | tee -a "$RESULTS"; then
+                :
+            else
+                echo "mpirun -np $n failed; its output:"; tail -n 30 "$mpi_log"
+                [[ " ${failed[*]} " == *" mpi "* ]] || failed+=(mpi)
+            fi
         done
     done
     for n in ${NS//,/ }; do
@@ -67,5 +104,38 @@ fi
 
 echo
 echo "== combined ($(nproc) cores, $(uname -r), results in $RESULTS) =="
-python3 "$ROOT/bench/report.py" "$RESULTS"
-exit $rc
+python3 "$ROOT/bench/report.py" "$RESULTS" || failed+=(report)
+
+echo
+echo "== one-rank NCCL communicator: library versus CUDA + NCCL directly (nccl_init_bench) =="
+if [[ " ${targets[*]} " != *" nccl_init_bench "* ]]; then
+    echo "nccl_init_bench skipped: this build has no NCCL layer (CUDA/NCCL not found under" \
+        "SDDP_CUDA_ROOT, or -DSDDP_WITH_NCCL=OFF)"
+else
+    nccl_args=(--reps "$NCCL_REPS" --warmup "$NCCL_WARMUP")
+    if ! command -v nvidia-smi >/dev/null; then
+        gpu_why="nvidia-smi is not installed"
+    elif ! gpu_out=$(nvidia-smi -L 2>&1); then
+        gpu_why="nvidia-smi -L failed: $(head -n 1 <<<"$gpu_out")"
+    else
+        gpu_why=""
+        printf '%s\n' "$gpu_out"
+    fi
+    if [[ -z $gpu_why ]]; then
+        "$BUILD/bench/nccl_init_bench" "${nccl_args[@]}" | tee "$BUILD/bench/nccl_init.txt" \
+            || failed+=(nccl_init_bench)
+    elif ((SMOKE)); then
+        # No GPU: the smoke run still checks that the program starts and says why it skips.
+        echo "no GPU ($gpu_why); checking that nccl_init_bench skips cleanly:"
+        "$BUILD/bench/nccl_init_bench" "${nccl_args[@]}" || failed+=(nccl_init_bench)
+    else
+        echo "nccl_init_bench skipped: no GPU ($gpu_why)"
+    fi
+fi
+
+echo
+if ((${#failed[@]})); then
+    echo "bench/run.sh: FAILED: ${failed[*]}"
+    exit 1
+fi
+echo "bench/run.sh: every benchmark that can run here ran"

@@ -4,11 +4,11 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration valgrind asan tsan fuzz
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration valgrind asan tsan fuzz bench
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps build unit integration valgrind asan tsan fuzz"}
+PHASES=${PHASES:-"deps build unit integration valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 t0=$SECONDS
@@ -72,6 +72,16 @@ if has fuzz; then
         -DSDDP_WITH_NCCL=OFF >/dev/null
     cmake --build build-fuzz -j"$JOBS"
     run_ctest fuzz build-fuzz -L fuzz
+fi
+
+if has bench; then
+    phase "benchmarks, smoke run: bench/run.sh --smoke (N = 2, 8; one repetition; own build dir)"
+    # Keeps the benchmarks building and running; the numbers of a smoke run mean nothing.
+    # A Debug build: it compiles about 30% faster than RelWithDebInfo.
+    if ! SDDP_BENCH_BUILD="$ROOT/build-bench-smoke" SDDP_BENCH_BUILD_TYPE=Debug \
+        bash bench/run.sh --smoke; then
+        failed+=(bench)
+    fi
 fi
 
 phase "done"

@@ -2,6 +2,11 @@
 // TCP and (with a stand-in libpmi2) over PMI2, the byte collectives, timeouts, and the errors a
 // user sees. Usage: test_api_ranks <scenario> [ranks] [fake libpmi2 path]; exit 0 = pass,
 // 77 = skipped.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -284,6 +289,56 @@ int scenario_tcp_timeout() {
     return sddp_test::all_zero(st) ? 0 : 1;
 }
 
+// MASTER_ADDR is a name and DNS never answers (dns_timeout_test.sh runs this in a namespace whose
+// resolv.conf points at a UDP socket here that reads nothing): the lookup must end at the
+// rendezvous deadline with a message about DNS, not after the resolver's own minutes.
+int scenario_dns_timeout() {
+    std::FILE* f = std::fopen("/etc/resolv.conf", "r");
+    char line[256] = {};
+    const bool ours = f && std::fgets(line, sizeof line, f) &&
+                      std::strncmp(line, "nameserver 127.0.0.1", 20) == 0;
+    if (f) std::fclose(f);
+    if (!ours) {
+        std::fprintf(stderr,
+                     "skip: /etc/resolv.conf is not the test's (run dns_timeout_test.sh)\n");
+        return 77;
+    }
+    const int sink = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(53);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (sink < 0 || ::bind(sink, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        std::perror("bind 127.0.0.1:53");
+        return 2;
+    }
+    auto st = sddp_test::run_ranks(
+        1,
+        [&](int) {
+            return Env{{"RANK", "1"},
+                       {"WORLD_SIZE", "2"},
+                       {"MASTER_ADDR", "rank0.example.invalid"},
+                       {"MASTER_PORT", "12345"},
+                       {"RES_OPTIONS", "timeout:30 attempts:3"}};
+        },
+        [&](int) {
+            sddp_options o = cpu_options(2000);
+            sddp_handle* h = nullptr;
+            const auto t0 = std::chrono::steady_clock::now();
+            const int rc = sddp_init(&o, &h);
+            const auto took = std::chrono::steady_clock::now() - t0;
+            CHECK(rc == SDDP_ERR_TIMEOUT);
+            CHECK(contains(sddp_last_error(), "looking up master address 'rank0.example.invalid'"));
+            CHECK(contains(sddp_last_error(), "DNS"));
+            CHECK(took < std::chrono::milliseconds(4000));
+            std::fprintf(stderr, "got, as expected, in %.1f s: %s\n",
+                         std::chrono::duration<double>(took).count(), sddp_last_error());
+            return 0;
+        });
+    ::close(sink);
+    return sddp_test::all_zero(st) ? 0 : 1;
+}
+
 // Errors a user meets before any rendezvous; each in its own process (environment).
 int scenario_errors() {
     struct Case {
@@ -398,6 +453,7 @@ int main(int argc, char** argv) {
     if (s == "pmi2-timeout") return scenario_pmi2_timeout(lib);
     if (s == "tcp-timeout") return scenario_tcp_timeout();
     if (s == "errors") return scenario_errors();
+    if (s == "dns-timeout") return scenario_dns_timeout();
     if (s == "nccl-without-gpu") return scenario_nccl_without_gpu(n);
     std::fprintf(stderr, "unknown scenario %s\n", s.c_str());
     return 2;

@@ -23,6 +23,8 @@ packages=(
   slurmctld slurmd slurm-client munge libslurm-dev libpmi2-0-dev libpmix-dev
   # Topology, and what tests/cluster/cluster.sh needs (ip, nsenter/unshare, pgrep).
   libhwloc-dev hwloc iproute2 procps util-linux
+  # Open MPI, for the MPI_Bcast comparison of the benchmarks (bench/run.sh; about 7 MB).
+  libopenmpi-dev openmpi-bin
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
   # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests.

@@ -184,9 +184,13 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
         if (target.local) {
             addrs = {abstract_address(target.local_name)};
         } else if (addrs.empty()) {
-            Result<std::vector<SocketAddress>> r = resolve_tcp(target.host, target.port);
+            Result<std::vector<SocketAddress>> r = resolve_tcp(target.host, target.port, deadline);
             if (r.ok()) {
                 addrs = std::move(*r);
+            } else if (r.error().code == Errc::timeout) {
+                return make_error(Errc::timeout, "rank " + std::to_string(cfg.rank) +
+                                                     " cannot reach " + target.description + ": " +
+                                                     r.error().message);
             } else {
                 last_why = r.error().message;  // DNS may not be ready yet on a fresh node
             }

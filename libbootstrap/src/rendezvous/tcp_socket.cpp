@@ -140,13 +140,78 @@ Result<Fd> listen_abstract(const std::string& name) {
     return fd;
 }
 
-Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uint16_t port) {
+namespace {
+
+// One asynchronous lookup. Heap-allocated because a lookup that cannot be cancelled in time
+// still writes into it later: it is then leaked (once per timed-out rendezvous), never freed
+// under the resolver's feet.
+struct Lookup {
+    std::string host;
+    std::string service;
+    addrinfo hints{};
+    gaicb cb{};
+};
+
+// 0 and the list in *res, or a getaddrinfo error code; EAI_AGAIN with *timed_out at the deadline.
+int lookup_until(const std::string& host, const std::string& service, Clock::time_point deadline,
+                 addrinfo** res, bool* timed_out) {
+    auto* l = new Lookup{host, service, {}, {}};
+    l->hints.ai_family = AF_UNSPEC;
+    l->hints.ai_socktype = SOCK_STREAM;
+    l->cb.ar_name = l->host.c_str();
+    l->cb.ar_service = l->service.c_str();
+    l->cb.ar_request = &l->hints;
+    gaicb* list[1] = {&l->cb};
+    if (const int rc = ::getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr); rc != 0) {
+        delete l;
+        return rc;
+    }
+    for (;;) {
+        const int state = ::gai_error(&l->cb);
+        if (state != EAI_INPROGRESS) {
+            *res = l->cb.ar_result;
+            delete l;
+            return state;
+        }
+        const auto left = deadline - Clock::now();
+        if (left <= Clock::duration::zero()) {
+            *timed_out = true;
+            if (::gai_cancel(&l->cb) == EAI_CANCELED) {
+                delete l;
+            } else if (::gai_error(&l->cb) != EAI_INPROGRESS) {
+                if (l->cb.ar_result != nullptr) ::freeaddrinfo(l->cb.ar_result);
+                delete l;
+            }  // else: still running; leaked on purpose (see Lookup)
+            return EAI_AGAIN;
+        }
+        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
+        timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+        ::gai_suspend(list, 1, &ts);
+    }
+}
+
+}  // namespace
+
+Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uint16_t port,
+                                               Clock::time_point deadline) {
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_NUMERICHOST;
     addrinfo* res = nullptr;
     const std::string service = std::to_string(port);
-    const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+    int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+    if (rc == EAI_NONAME) {  // not an IP literal: a name to look up, within the deadline
+        bool timed_out = false;
+        res = nullptr;
+        rc = lookup_until(host, service, deadline, &res, &timed_out);
+        if (timed_out) {
+            return make_error(Errc::timeout, "looking up master address '" + host +
+                                                 "' did not finish before the rendezvous "
+                                                 "deadline: check DNS on this node, or set "
+                                                 "--ddp=addr= / MASTER_ADDR to an IP address");
+        }
+    }
     if (rc != 0) {
         return make_error(Errc::io,
                           "cannot resolve master address '" + host + "': " + ::gai_strerror(rc));

@@ -59,8 +59,11 @@ struct SocketAddress {
     std::string text;  // "host:port" or "@name", for messages
 };
 
-// Every address `host` resolves to (getaddrinfo, TCP only).
-Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uint16_t port);
+// Every address `host` resolves to (TCP only). An IP literal is parsed without a lookup; a name
+// is looked up asynchronously (getaddrinfo_a) and given up at `deadline` (Errc::timeout): a
+// dead DNS server must not outlast the rendezvous timeout.
+Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uint16_t port,
+                                               Clock::time_point deadline);
 SocketAddress abstract_address(const std::string& name);
 
 // Non-blocking connect that waits at most until `deadline`; the error keeps errno semantics

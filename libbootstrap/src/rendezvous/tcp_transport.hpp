@@ -25,11 +25,14 @@
 //
 // Expected cost at 100k ranks, 8 per node (12.5k node leaders):
 //   - rank 0 holds 12.5k TCP sockets (the soft fd limit is raised to the hard limit, which must
-//     be above ~13k) and computes 25k HMACs to admit them (~50 ms of CPU); leaders retry with
-//     exponential backoff and jitter when the accept backlog (net.core.somaxconn) overflows.
+//     be above ~13k) and computes 25k HMACs to admit them (~50 ms of CPU). Leaders come in
+//     batches of half the accept backlog (core/join_pacing.hpp), so the queue does not overflow
+//     into SYN retransmits; a refused or dropped connect retries from 1 ms, doubling, jittered.
 //   - join: rank 0 receives 12.5k hellos and 87.5k 4-byte `joined` entries (~3 MB).
 //   - broadcast of a 128-byte NCCL id: rank 0 sends 12.5k * ~160 B = 2 MB; each leader 7 * 160 B.
 //     Latency is a few RTTs plus rank 0's serial send loop (tens of ms).
+//   - gather (the preflight): 100k records up, one short verdict broadcast down: ~7 MB in, 12.5k
+//     small frames out.
 //   - allgather of R-byte records: 100k*R bytes up; rank 0 then sends the (100k*(R+4))-byte
 //     result to each of 12.5k leaders: 12.5k * 100k * (R+4) bytes, 85 GB for R = 64. At 100k
 //     ranks keep allgather records tiny or use it only where the job truly needs every record;
