@@ -12,8 +12,13 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
 
 namespace sddp::tcp {
 
@@ -142,69 +147,80 @@ Result<Fd> listen_abstract(const std::string& name) {
 
 namespace {
 
-// One asynchronous lookup. Heap-allocated because a lookup that cannot be cancelled in time
-// still writes into it later: it is then leaked (once per timed-out rendezvous), never freed
-// under the resolver's feet.
+void append_addresses(const addrinfo* list, const std::string& text,
+                      std::vector<SocketAddress>& out) {
+    for (const addrinfo* ai = list; ai != nullptr; ai = ai->ai_next) {
+        if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
+        SocketAddress a;
+        std::memcpy(&a.addr, ai->ai_addr, ai->ai_addrlen);
+        a.len = ai->ai_addrlen;
+        a.text = text;
+        out.push_back(a);
+    }
+}
+
+// One lookup on its own thread, so that the caller can stop waiting at the deadline. The state
+// is shared: a lookup still stuck in the resolver when the caller gives up finishes (or not) on
+// its detached thread and frees the state then. (glibc's getaddrinfo_a would do the same, but
+// its internal thread is invisible to ThreadSanitizer, which then crashes.)
 struct Lookup {
-    std::string host;
-    std::string service;
-    addrinfo hints{};
-    gaicb cb{};
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    int rc = EAI_AGAIN;
+    addrinfo* res = nullptr;
+    ~Lookup() {
+        if (res != nullptr) ::freeaddrinfo(res);
+    }
 };
 
-// 0 and the list in *res, or a getaddrinfo error code; EAI_AGAIN with *timed_out at the deadline.
+// 0 and the list in `out`, or a getaddrinfo error code; *timed_out at the deadline.
 int lookup_until(const std::string& host, const std::string& service, Clock::time_point deadline,
-                 addrinfo** res, bool* timed_out) {
-    auto* l = new Lookup{host, service, {}, {}};
-    l->hints.ai_family = AF_UNSPEC;
-    l->hints.ai_socktype = SOCK_STREAM;
-    l->cb.ar_name = l->host.c_str();
-    l->cb.ar_service = l->service.c_str();
-    l->cb.ar_request = &l->hints;
-    gaicb* list[1] = {&l->cb};
-    if (const int rc = ::getaddrinfo_a(GAI_NOWAIT, list, 1, nullptr); rc != 0) {
-        delete l;
-        return rc;
+                 std::vector<SocketAddress>& out, bool* timed_out) {
+    auto state = std::make_shared<Lookup>();
+    try {
+        std::thread([state, host, service] {
+            addrinfo hints{};
+            hints.ai_family = AF_UNSPEC;
+            hints.ai_socktype = SOCK_STREAM;
+            addrinfo* res = nullptr;
+            const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
+            const std::lock_guard<std::mutex> lock(state->m);
+            state->rc = rc;
+            state->res = res;
+            state->done = true;
+            state->cv.notify_all();
+        }).detach();
+    } catch (const std::system_error&) {
+        return EAI_SYSTEM;  // no thread to spare: reported as a resolver failure
     }
-    for (;;) {
-        const int state = ::gai_error(&l->cb);
-        if (state != EAI_INPROGRESS) {
-            *res = l->cb.ar_result;
-            delete l;
-            return state;
-        }
-        const auto left = deadline - Clock::now();
-        if (left <= Clock::duration::zero()) {
-            *timed_out = true;
-            if (::gai_cancel(&l->cb) == EAI_CANCELED) {
-                delete l;
-            } else if (::gai_error(&l->cb) != EAI_INPROGRESS) {
-                if (l->cb.ar_result != nullptr) ::freeaddrinfo(l->cb.ar_result);
-                delete l;
-            }  // else: still running; leaked on purpose (see Lookup)
-            return EAI_AGAIN;
-        }
-        const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(left).count();
-        timespec ts{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
-        ::gai_suspend(list, 1, &ts);
+    std::unique_lock<std::mutex> lock(state->m);
+    if (!state->cv.wait_until(lock, deadline, [&] { return state->done; })) {
+        *timed_out = true;
+        return EAI_AGAIN;
     }
+    append_addresses(state->res, host + ":" + service, out);
+    return state->rc;
 }
 
 }  // namespace
 
 Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uint16_t port,
                                                Clock::time_point deadline) {
+    const std::string service = std::to_string(port);
+    std::vector<SocketAddress> out;
     addrinfo hints{};
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_NUMERICHOST;
     addrinfo* res = nullptr;
-    const std::string service = std::to_string(port);
     int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &res);
-    if (rc == EAI_NONAME) {  // not an IP literal: a name to look up, within the deadline
+    if (rc == 0) {
+        append_addresses(res, host + ":" + service, out);
+        ::freeaddrinfo(res);
+    } else if (rc == EAI_NONAME) {  // not an IP literal: a name to look up, within the deadline
         bool timed_out = false;
-        res = nullptr;
-        rc = lookup_until(host, service, deadline, &res, &timed_out);
+        rc = lookup_until(host, service, deadline, out, &timed_out);
         if (timed_out) {
             return make_error(Errc::timeout, "looking up master address '" + host +
                                                  "' did not finish before the rendezvous "
@@ -216,16 +232,6 @@ Result<std::vector<SocketAddress>> resolve_tcp(const std::string& host, std::uin
         return make_error(Errc::io,
                           "cannot resolve master address '" + host + "': " + ::gai_strerror(rc));
     }
-    std::vector<SocketAddress> out;
-    for (addrinfo* ai = res; ai != nullptr; ai = ai->ai_next) {
-        if (ai->ai_addrlen > sizeof(sockaddr_storage)) continue;
-        SocketAddress a;
-        std::memcpy(&a.addr, ai->ai_addr, ai->ai_addrlen);
-        a.len = ai->ai_addrlen;
-        a.text = host + ":" + service;
-        out.push_back(a);
-    }
-    ::freeaddrinfo(res);
     if (out.empty()) return make_error(Errc::io, "master address '" + host + "' has no address");
     return out;
 }
