@@ -101,7 +101,7 @@ std::uint32_t accept_backlog() {
         unsigned long n = 0;
         if (std::fscanf(f, "%lu", &n) == 1 && n > 0)
             v = static_cast<std::uint32_t>(std::min(n, 65535ul));
-        std::fclose(f);
+        (void)std::fclose(f);
     }
     return v;
 }
