@@ -123,6 +123,32 @@ int abort_propagates() {
     return check.failures;
 }
 
+// Node 1 was started with another step's secret: rank 0 refuses its leader. The leader's locals
+// must learn why from the leader at once, not time out later saying only "could not reach".
+int leader_refused() {
+    Checker check{"leader_refused"};
+    Job job = make_job("leader_refused", 8, 2, milliseconds(6000));
+    Children kids(8);
+    std::vector<std::size_t> node1;
+    for (int r = 0; r < job.world; ++r) {
+        const std::size_t i = kids.spawn("rank " + std::to_string(r), [&job, r] {
+            RendezvousConfig c = job.config(r);
+            if (r >= 4) c.secret = std::string(c.secret.size(), 'x');
+            return run_rank(c, 1);
+        });
+        if (r >= 4) node1.push_back(i);
+    }
+    check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
+    check.expect_error(kids, node1[0], Errc::auth, {"refused rank 4"});
+    check.expect_under(kids, node1[0], 2.0);
+    for (std::size_t k = 1; k < node1.size(); ++k) {
+        check.expect_error(kids, node1[k], Errc::auth,
+                           {"the node leader, rank 4 (node1), could not join", "refused rank 4"});
+        check.expect_under(kids, node1[k], 3.0);
+    }
+    return check.failures;
+}
+
 int collective_mismatch() {
     Checker check{"collective_mismatch"};
     Job job = make_job("collective_mismatch", 4, 4, milliseconds(20000));
@@ -192,6 +218,7 @@ std::vector<Scenario> failure_scenarios() {
          }},
         {"abort_propagates", abort_propagates},
         {"collective_mismatch", collective_mismatch},
+        {"leader_refused", leader_refused},
         {"busy_port", busy_port},
         {"root_unreachable", root_unreachable},
     };

@@ -80,6 +80,17 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         a.why = eof ? "connection closed before the challenge" : "no challenge received";
         return a;
     }
+    if ((*ch)->type == wire::MsgType::abort) {
+        // Our parent gave up before serving us (a node leader rank 0 refused): its reason is final.
+        Result<wire::Abort> ab = wire::decode_abort((*ch)->payload());
+        const bool known = ab.ok() && ab->code >= static_cast<std::uint32_t>(Errc::invalid_input) &&
+                           ab->code <= static_cast<std::uint32_t>(Errc::internal);
+        a.error =
+            make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
+                       "rank " + std::to_string(cfg.rank) + " cannot join " + target.description +
+                           ": " + (ab.ok() ? ab->reason : std::string("it gave up")));
+        return a;
+    }
     if ((*ch)->type != wire::MsgType::challenge) {
         a.error = make_error(Errc::protocol, target.description +
                                                  " sent an unexpected first "

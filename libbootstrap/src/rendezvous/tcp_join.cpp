@@ -1,4 +1,5 @@
 // The server side of the handshake and the join phase: who may connect, and when everyone has.
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,7 +36,10 @@ Status Node::run_join() {
     }
     if (serves_locals_) local_seen_.assign(static_cast<std::size_t>(cfg_.local_world_size), 0);
     // A node leader reaches rank 0 before serving its locals; they wait in the listen backlog.
-    SDDP_CHECK(connect_parent());
+    if (Status up = connect_parent(); !up.ok()) {
+        if (serves_locals_) turn_away_locals(up.error(), deadline);
+        return up;
+    }
     while (!join_complete()) {
         if (failed_) return *failed_;
         if (parent_ != nullptr && parent_->conn.eof()) {
@@ -67,6 +71,28 @@ Status Node::run_join() {
     std::vector<std::uint64_t> stale(pending_.begin(), pending_.end());
     for (const std::uint64_t id : stale) remove_link(id);
     return wait_for_output(deadline, "the join");
+}
+
+void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
+    // Without this the locals would retry the vanished leader until their own timeout and then
+    // report only that they could not reach it. They start with the leader, so they are in the
+    // backlog already or about to be: a short, bounded wait catches them.
+    if (!local_listener_.valid()) return;
+    const Bytes frame = wire::encode_abort(
+        wire::Abort{static_cast<std::uint32_t>(why.code),
+                    "the node leader, " + self_ + ", could not join: " + why.message});
+    const auto until = std::min(deadline, Clock::now() + std::chrono::seconds(1));
+    int told = 0;
+    while (told < cfg_.local_world_size - 1 && Clock::now() < until) {
+        pollfd p{local_listener_.get(), POLLIN, 0};
+        if (::poll(&p, 1, poll_timeout_ms(until)) <= 0) continue;
+        const int fd = ::accept4(local_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+        if (fd < 0) continue;
+        // A few hundred bytes into an empty socket buffer: one send, never blocks.
+        (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+        ::close(fd);
+        ++told;
+    }
 }
 
 bool Node::join_complete() const {

@@ -101,6 +101,8 @@ class Node {
     bool join_complete() const;
     std::string describe_join_missing() const;
     void close_listeners();
+    // A leader that could not join rank 0 hands its reason to the locals waiting to join it.
+    void turn_away_locals(const Error& why, Clock::time_point deadline);
 
     // --- collectives (tcp_collectives.cpp) ---
     Result<std::vector<Bytes>> collective(wire::Op op, int root,
