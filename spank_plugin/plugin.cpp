@@ -6,10 +6,15 @@
 //     drain a node; a failing srun hook would break every user's job),
 //   - fails a --ddp step only where the user can see why: in srun/sbatch before launch, or in
 //     task_init with the message on the task's stderr.
+// Each hook's work is timed from inside (hook_timer.hpp); a --ddp step reports it, see
+// log_plugin_time. Steps without --ddp are timed too (a few clock reads) but never hear of it.
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/options.hpp"
+#include "hook_timer.hpp"
 #include "local_context.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
@@ -27,6 +32,9 @@ SPANK_PLUGIN(ddp, 1);
 
 namespace {
 
+using sddp::plugin::format_hook_times;
+using sddp::plugin::HookTime;
+using sddp::plugin::HookTimer;
 using sddp::plugin::log_error;
 using sddp::plugin::state;
 
@@ -44,9 +52,27 @@ int guarded(const char* hook, F&& body) noexcept {
     }
 }
 
+// The timer stops before the caller logs what it measured.
+template <typename F>
+int timed(HookTime& into, F&& body) {
+    const HookTimer timer(into);
+    return body();
+}
+
+// One line per --ddp task (slurmstepd) and per --ddp srun: what the plugin itself cost. Level
+// verbose, not info: production clusters run SlurmdDebug=info, and a line for every task of every
+// step there is noise nobody asked for; verbose is the first level admins raise to diagnose
+// (SlurmdDebug=verbose puts the task lines in the slurmd log, `srun -v` shows srun's line, root
+// can add `srun --slurmd-debug=verbose` to see the task lines on the step's stderr). The per-task
+// details (rank, MASTER_ADDR, binding) are one level further down, at debug.
+void log_plugin_time(const std::string& who, const std::string& times) {
+    sddp::plugin::log_verbose(who + ": plugin time " + times);
+}
+
 int on_option(int /*val*/, const char* optarg, int remote) noexcept {
     return guarded("the --ddp option", [&] {
         auto& s = state();
+        const HookTimer timer(s.times.option);
         s.user_option_given = true;
         s.user_text = optarg != nullptr ? optarg : "";
         auto parsed = sddp::parse_user_options(s.user_text);
@@ -83,6 +109,7 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
         if (ctx != S_CTX_LOCAL && ctx != S_CTX_ALLOCATOR && ctx != S_CTX_REMOTE) return 0;
 
         auto& s = state();
+        const HookTimer timer(s.times.init);
         std::vector<std::string> args;
         args.reserve(static_cast<std::size_t>(ac > 0 ? ac : 0));
         for (int i = 0; i < ac; ++i) args.emplace_back(av[i] != nullptr ? av[i] : "");
@@ -103,7 +130,8 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_init_post_opt", [&] {
         switch (spank_context()) {
             case S_CTX_LOCAL:
-                return sddp::plugin::on_srun_post_opt(sp);
+                return timed(state().times.post_opt,
+                             [&] { return sddp::plugin::on_srun_post_opt(sp); });
             case S_CTX_ALLOCATOR:
                 return sddp::plugin::on_allocator_post_opt(sp);
             default:
@@ -112,17 +140,45 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
     });
 }
 
+// srun, after the allocation, just before the launch: only to report srun's own time. Not in
+// init_post_opt: srun applies -v to its log level after that hook, so the line would never show.
+int slurm_spank_local_user_init(spank_t /*sp*/, int /*ac*/, char** /*av*/) {
+    return guarded("slurm_spank_local_user_init", [&] {
+        if (spank_context() != S_CTX_LOCAL) return 0;
+        const auto& s = state();
+        if (sddp::plugin::ddp_requested(s)) {
+            log_plugin_time("srun", format_hook_times({{"init", s.times.init},
+                                                       {"option", s.times.option},
+                                                       {"init_post_opt", s.times.post_opt}}));
+        }
+        return 0;
+    });
+}
+
 int slurm_spank_user_init(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_user_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        return sddp::plugin::on_user_init(sp);
+        return timed(state().times.user_init, [&] { return sddp::plugin::on_user_init(sp); });
     });
 }
 
 int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        return sddp::plugin::on_task_init(sp);
+        auto& s = state();
+        std::optional<std::uint32_t> rank;  // set only when this task was set up for --ddp
+        const int rc =
+            timed(s.times.task_init, [&] { return sddp::plugin::on_task_init(sp, &rank); });
+        if (rc == 0 && rank) {
+            // init, option and user_init ran once in this node's slurmstepd before the tasks were
+            // forked (every task reports the same values); task_init ran in this task alone.
+            log_plugin_time("task " + std::to_string(*rank),
+                            format_hook_times({{"init", s.times.init},
+                                               {"option", s.times.option},
+                                               {"user_init", s.times.user_init},
+                                               {"task_init", s.times.task_init}}));
+        }
+        return rc;
     });
 }
 

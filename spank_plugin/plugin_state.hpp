@@ -11,6 +11,7 @@
 
 #include "core/options.hpp"
 #include "core/result.hpp"
+#include "hook_timer.hpp"
 
 namespace sddp::plugin {
 
@@ -24,6 +25,9 @@ struct PluginState {
     // The step's GPU lists on this node before Slurm narrows them per task (user_init sees the
     // step environment; the tasks are forked afterwards and inherit this memory).
     std::map<std::string, std::string, std::less<>> step_gpu_env;
+    // Time spent in each hook so far. slurmstepd's tasks are forked after user_init and inherit
+    // the init/option/user_init times, so each task can report them with its own task_init.
+    HookTimes times;
 };
 
 PluginState& state();

@@ -78,7 +78,7 @@ LocalGpuDescriber gpu_describer(const GpuBindingInput& in) {
     };
 }
 
-int setup_task(spank_t sp) {
+int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     const EnvLookup env = spank_env(sp);
     auto opts = effective_options(state());
     if (!opts) return fail(nullptr, opts.error().message);
@@ -110,6 +110,7 @@ int setup_task(spank_t sp) {
     if (opts->verbose.value_or(false) && launch->rank == 0) {
         write_task_stderr(format_layout_table(*facts, *launch, *opts, gpu_describer(*gpu_input)));
     }
+    *configured_rank = launch->rank;
     return 0;
 }
 
@@ -124,13 +125,13 @@ int on_user_init(spank_t sp) {
     return 0;
 }
 
-int on_task_init(spank_t sp) {
+int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     // The batch script, extern and interactive steps are never touched, even with --ddp.
     std::uint32_t step_id = 0;
     if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
     if (is_special_step(step_id)) return 0;
     if (!ddp_requested(state())) return 0;
-    return setup_task(sp);
+    return setup_task(sp, configured_rank);
 }
 
 }  // namespace sddp::plugin

@@ -5,6 +5,7 @@
 // drives its hooks in the order Slurm calls them:
 //
 //   srun (local):           init(plugin args) -> option callback(optarg, remote=0) -> init_post_opt
+//                           -> local_user_init (where init_post_opt succeeded and it exists)
 //   sbatch (allocator):     init -> option callback(remote=0) -> init_post_opt
 //   slurmstepd (remote):    init -> option callback(remote=1) -> init_post_opt -> user_init
 //                           -> task_init
@@ -33,6 +34,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -266,6 +268,7 @@ struct Plugin {
     Hook init_post_opt = nullptr;
     Hook user_init = nullptr;
     Hook task_init = nullptr;
+    Hook local_user_init = nullptr;  // optional
 
     Plugin() {
         dl = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_LOCAL);
@@ -277,6 +280,7 @@ struct Plugin {
         init_post_opt = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_init_post_opt"));
         user_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_user_init"));
         task_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_task_init"));
+        local_user_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_local_user_init"));
         if (!init || !init_post_opt || !user_init || !task_init) {
             std::fprintf(stderr, "spank_plugin_host: %s lacks a SPANK hook\n", g_plugin_path);
             std::exit(2);
@@ -339,6 +343,7 @@ struct Outcome {
     int init = 0;
     std::optional<int> option;  // the option callback, where called
     int post_opt = 0;
+    int local_user_init = 0;
     int user_init = 0;
     int task_init = 0;
     Env env;
@@ -380,6 +385,10 @@ Outcome run(const Step& s) {
             }
         }
         o.post_opt = p.init_post_opt(handle(), ac, argv.data());
+        // srun stops when init_post_opt fails; otherwise it allocates and, just before the
+        // launch, calls local_user_init.
+        if (s.context == S_CTX_LOCAL && o.post_opt == 0 && p.local_user_init != nullptr)
+            o.local_user_init = p.local_user_init(handle(), ac, argv.data());
         if (s.context == S_CTX_REMOTE) {
             o.user_init = p.user_init(handle(), ac, argv.data());
             o.task_init = p.task_init(handle(), ac, argv.data());
@@ -450,6 +459,75 @@ bool logged_error_naming(const Outcome& o, const std::string& needle) {
     return false;
 }
 
+std::string get(const Env& e, const std::string& k) {
+    auto it = e.find(k);
+    return it == e.end() ? std::string("<unset>") : it->second;
+}
+
+// The plugin's own time, one verbose line per --ddp task and per --ddp srun
+// (spank_plugin/hook_timer.hpp; bench/plugin_overhead.sh parses the same format):
+//   verbose: slurm-ddp: task 3: plugin time init 9 us, option 0 us, user_init 4 us,
+//            task_init 80 us (total 93 us, cpu 92 us)               (one line, wrapped here)
+struct PluginTime {
+    std::string who;                                  // "task 3" or "srun"
+    std::vector<std::pair<std::string, long>> hooks;  // in the order printed
+    long total = 0;
+    long cpu = 0;
+};
+
+std::vector<std::string> plugin_time_lines(const Outcome& o) {
+    std::vector<std::string> lines;
+    for (const auto& l : o.log)
+        if (l.find("plugin time") != std::string::npos) lines.push_back(l);
+    return lines;
+}
+
+std::optional<PluginTime> parse_plugin_time(const std::string& line) {
+    static const std::regex whole(
+        R"(verbose: slurm-ddp: (task [0-9]+|srun): plugin time )"
+        R"(((?:[a-z_]+ [0-9]+ us, )*[a-z_]+ [0-9]+ us) \(total ([0-9]+) us, cpu ([0-9]+) us\))");
+    static const std::regex hook(R"(([a-z_]+) ([0-9]+) us)");
+    std::smatch m;
+    if (!std::regex_match(line, m, whole)) return std::nullopt;
+    PluginTime t;
+    t.who = m[1];
+    const std::string hooks = m[2];
+    for (std::sregex_iterator it(hooks.begin(), hooks.end(), hook), end; it != end; ++it)
+        t.hooks.emplace_back((*it)[1], std::stol((*it)[2]));
+    t.total = std::stol(m[3]);
+    t.cpu = std::stol(m[4]);
+    return t;
+}
+
+// Exactly one well-formed timing line from `who` naming `hooks` in order, with plausible values:
+// the hook that does the work (`busy_hook`; empty: all of them together) took at least 1 us,
+// nothing took 10 s, total is the sum of the printed values, and CPU time is not more than wall
+// time (give or take the rounding down of each printed value, and clock granularity).
+void expect_plugin_time(const Step& s, const Outcome& o, const std::string& who,
+                        const std::vector<std::string>& hooks, const std::string& busy_hook) {
+    const auto lines = plugin_time_lines(o);
+    if (!check(lines.size() == 1, s, o,
+               "expected one 'plugin time' line, got " + std::to_string(lines.size())))
+        return;
+    const auto t = parse_plugin_time(lines[0]);
+    if (!check(t.has_value(), s, o, "malformed timing line: " + shorten(lines[0]))) return;
+    check(t->who == who, s, o, "timing line names '" + t->who + "', expected '" + who + "'");
+    std::vector<std::string> names;
+    long sum = 0, busy = -1;
+    bool sane = true;
+    for (const auto& [name, us] : t->hooks) {
+        names.push_back(name);
+        sum += us;
+        if (name == busy_hook || busy_hook.empty()) busy = std::max(busy, 0L) + us;
+        sane = sane && us < 10'000'000;
+    }
+    check(names == hooks, s, o, "timing line names other hooks: " + shorten(lines[0]));
+    check(busy >= 1 && sane, s, o, "implausible hook times: " + shorten(lines[0]));
+    check(t->total == sum, s, o, "total is not the sum of the hooks: " + shorten(lines[0]));
+    check(t->cpu <= t->total + t->total / 20 + static_cast<long>(hooks.size()) + 50, s, o,
+          "CPU time above wall time: " + shorten(lines[0]));
+}
+
 std::string env_diff(const Env& before, const Env& after) {
     std::string d;
     for (const auto& [k, v] : after) {
@@ -468,6 +546,7 @@ std::string env_diff(const Env& before, const Env& after) {
 void check_common(const Step& s, const Outcome& o) {
     check(o.init == 0, s, o, "slurm_spank_init must never fail");
     check(o.user_init == 0, s, o, "slurm_spank_user_init must never fail");
+    check(o.local_user_init == 0, s, o, "slurm_spank_local_user_init must never fail");
     check(o.bad_calls == 0, s, o,
           "the plugin called the Slurm API with bad arguments: " +
               (o.bad_call_notes.empty() ? std::string() : o.bad_call_notes.front()));
@@ -491,6 +570,7 @@ void expect_untouched(const Step& s) {
     check(o.setenv_calls == 0, s, o, "spank_setenv called");
     check(!o.secret, s, o, "SLURM_DDP_SECRET set in srun for an untouched step");
     check(o.task_stderr.empty(), s, o, "wrote to the task's stderr");
+    check(plugin_time_lines(o).empty(), s, o, "logged its time for a step without --ddp");
 }
 
 // A --ddp task that must fail: task_init -1, the error names `needle`, environment unchanged.
@@ -518,12 +598,9 @@ Outcome expect_task_ok(const Step& s) {
         // The plugin adds variables; it may not remove Slurm's. (It sets only the ones it owns.)
         check(it != o.env.end(), s, o, "removed " + k);
     }
+    expect_plugin_time(s, o, "task " + get(o.env, "RANK"),
+                       {"init", "option", "user_init", "task_init"}, "task_init");
     return o;
-}
-
-std::string get(const Env& e, const std::string& k) {
-    auto it = e.find(k);
-    return it == e.end() ? std::string("<unset>") : it->second;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -890,6 +967,13 @@ void scenarios_options() {
         check(o.secret && o.secret->size() == 64 &&
                   o.secret->find_first_not_of("0123456789abcdef") == std::string::npos,
               s, o, "SLURM_DDP_SECRET is not 64 hex digits");
+        expect_plugin_time(s, o, "srun", {"init", "option", "init_post_opt"}, "");
+        s.name = "good optarg '" + v.value_or("<none>") + "' in sbatch";
+        s.context = S_CTX_ALLOCATOR;
+        const Outcome a = run(s);
+        check_common(s, a);
+        check(a.post_opt == 0 && plugin_time_lines(a).empty(), s, a,
+              "sbatch must accept and not log a plugin time");
     }
     {  // broken plugin arguments fail only steps that ask for --ddp, in srun, before launch
         Step s;
@@ -1006,6 +1090,7 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
             check(o.env == s.env, s, o,
                   "environment changed without --ddp:" + env_diff(s.env, o.env));
             check(o.post_opt == 0 && o.task_init == 0, s, o, "failed without --ddp");
+            check(plugin_time_lines(o).empty(), s, o, "logged its time without --ddp");
             check(!o.secret, s, o, "secret without --ddp");
         }
         if (s.step_id && *s.step_id >= 0xfffffff0u)
