@@ -6,7 +6,7 @@
 #   bench/run.sh            # N = 2 8 64 256 1024, 5 repetitions (3 at 1024), MPI up to 256
 #   bench/run.sh --smoke    # N = 2 8, 1 repetition: for CI (scripts/test.sh's bench phase), to
 #                           # keep the benchmarks building and running; exits 1 if any part fails
-# Environment: NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
+# Environment: VARIANTS=ours-2level,...,floor-prelisten NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
 #   SDDP_BENCH_BUILD=<build dir> (default build-bench) TORCH_PY=/usr/bin/python3
 #   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI
 #   smoke run uses Debug, which compiles about 30% faster: its numbers mean nothing anyway)
@@ -58,7 +58,7 @@ RESULTS=${RESULTS:-$BUILD/bench/results.txt}
 : >"$RESULTS"
 
 echo "== ours and the floor (bootstrap_bench) =="
-"$BUILD/bench/bootstrap_bench" --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \
+"$BUILD/bench/bootstrap_bench" ${VARIANTS:+--variants "$VARIANTS"} --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \
     | tee -a "$RESULTS" | grep -v '^RESULT' || failed+=(bootstrap_bench)
 
 echo "== PyTorch TCPStore (tcpstore_bench.py) =="

@@ -236,7 +236,11 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
         const auto pause =
             std::chrono::duration_cast<std::chrono::microseconds>(backoff * spread(jitter));
         std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
-        backoff = std::min<std::chrono::microseconds>(backoff * 2, milliseconds(1000));
+        // A node leader serves a handful of locals and a refused Unix connect costs it nothing:
+        // keep their retries short so they are not asleep when it starts listening. Rank 0
+        // serves thousands of leaders over TCP: back off to a second there.
+        backoff = std::min<std::chrono::microseconds>(
+            backoff * 2, target.local ? milliseconds(8) : milliseconds(1000));
         if (Clock::now() >= deadline) break;
     }
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
