@@ -21,6 +21,9 @@ REPS=${REPS:-100}
 NS=${NS:-"1 2 8 16"}
 SRUN_REPS=${SRUN_REPS:-20}
 RAW=${RAW:-}
+# The launch times always go to a file too: bench/ratio_ci.py turns them into an interval.
+SAMPLES=$(mktemp /tmp/sddp-launch-samples.XXXXXX)
+trap 'rm -f "$SAMPLES"' EXIT
 LOGS=("$SDDP_CLUSTER_DIR"/log/slurmd-*.log)
 [[ -e ${LOGS[0]} ]] || LOGS=()
 HOOKS="init option user_init task_init total cpu"
@@ -69,12 +72,14 @@ for n in $NS; do
     read -r pm p10 p90 <<<"$(grep . <<<"$plain" | stats)"
     read -r dm d10 d90 <<<"$(grep . <<<"$ddp" | stats)"
     ddp_median[$n]=$dm
-    if [[ -n $RAW ]]; then
-        { grep . <<<"$plain" | sed "s/^/$n plain /"; grep . <<<"$ddp" | sed "s/^/$n ddp /"; } >>"$RAW"
-    fi
+    { grep . <<<"$plain" | sed "s/^/$n plain /"; grep . <<<"$ddp" | sed "s/^/$n ddp /"; } >>"$SAMPLES"
     printf '%-6s %-28s %-28s %.3f\n' "$n" "$pm ms ($p10-$p90)" "$dm ms ($d10-$d90)" "$(awk -v a="$dm" -v b="$pm" 'BEGIN { print a / b }')"
 done
 echo "($REPS interleaved repetitions each; $(nproc) cores; cluster: $SDDP_CLUSTER_NODELIST)"
+[[ -z $RAW ]] || cat "$SAMPLES" >>"$RAW"
+echo
+echo "how well this run resolves the ratio (bench/ratio_ci.py; the goal is < 1.02):"
+python3 "$(dirname "$0")/ratio_ci.py" "$SAMPLES"
 
 echo
 echo "plugin's own time per --ddp task, us, median/p90 (from the slurmd logs; init, option and"

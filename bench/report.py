@@ -12,13 +12,15 @@ import re
 import statistics
 import sys
 
-ORDER = ["ours-2level", "ours-preflight", "ours-flat", "floor", "tcpstore", "tcpstore-agent", "mpi"]
+ORDER = ["ours-2level", "ours-preflight", "ours-flat", "floor", "floor-prelisten", "tcpstore", "tcpstore-agent", "mpi"]
 LABEL = {
     "ours-2level": "ours, two-level (N/8 nodes x 8), authenticated",
     "ours-preflight": "ours, two-level, 2nd exchange = the library's preflight (gather of "
                       "~60-byte records to rank 0 + its verdict broadcast), as srun --ddp runs it",
     "ours-flat": "ours, flat (every rank TCP to rank 0), authenticated",
     "floor": "floor: bare 1-listener socket broadcast, unauthenticated",
+    "floor-prelisten": "the floor with its listener opened before the start (not deployable: "
+                       "shows what the race to listen() costs)",
     "tcpstore": "PyTorch TCPStore, ranks race the master (init_process_group env://)",
     "tcpstore-agent": "PyTorch TCPStore, server already listening (torchrun agent store)",
     "mpi": "MPI_Bcast / MPI_Allgather after MPI_Init + barrier (Open MPI)",
