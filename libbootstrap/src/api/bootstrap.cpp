@@ -53,11 +53,12 @@ RendezvousConfig rendezvous_config(const sddp_handle& h) {
 
 void warn_unauthenticated(const sddp_handle& h) {
     if (h.id.rank != 0 || h.transport_name != "tcp" || !h.id.secret.empty()) return;
-    std::fprintf(stderr,
-                 "slurm-ddp: warning: SLURM_DDP_SECRET is not set, so the TCP rendezvous on "
-                 "port %u is unauthenticated (any process that reaches it can join); srun --ddp "
-                 "sets a per-step secret\n",
-                 static_cast<unsigned>(h.id.master_port.value_or(0)));
+    (void)std::fprintf(
+        stderr,
+        "slurm-ddp: warning: SLURM_DDP_SECRET is not set, so the TCP rendezvous on "
+        "port %u is unauthenticated (any process that reaches it can join); srun --ddp "
+        "sets a per-step secret\n",
+        static_cast<unsigned>(h.id.master_port.value_or(0)));
 }
 
 // Bare RANK/WORLD_SIZE say nothing about who shares a host; the host names do.

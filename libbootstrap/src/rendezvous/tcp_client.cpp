@@ -245,7 +245,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     }
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     char secs[32];
-    std::snprintf(secs, sizeof secs, "%.1f", waited);
+    (void)std::snprintf(secs, sizeof secs, "%.1f", waited);
     return make_error(Errc::timeout,
                       "rank " + std::to_string(cfg.rank) + " could not reach " +
                           target.description + " within " + secs + " s (last error: " + last_why +
