@@ -118,20 +118,26 @@ Status Node::start_listening() {
         SDDP_TRY(fd, listen_tcp(cfg_.master_port));
         tcp_listener_ = std::move(fd);
     }
+    SDDP_CHECK(arm_listeners());
+    if (tcp_listener_.valid() || local_listener_.valid()) {
+        spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    }
+    return ok_status();
+}
+
+Status Node::arm_listeners() {
+    Status armed = ok_status();
     for (auto [fd, id] : {std::pair{tcp_listener_.get(), kTcpListenerId},
                           std::pair{local_listener_.get(), kLocalListenerId}}) {
         if (fd < 0) continue;
         epoll_event ev{};
         ev.events = EPOLLIN;
         ev.data.u64 = id;
-        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0) {
-            return make_error(Errc::io, "epoll_ctl: " + errno_text(errno));
+        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0 && armed.ok()) {
+            armed = make_error(Errc::io, "epoll_ctl: " + errno_text(errno));
         }
     }
-    if (tcp_listener_.valid() || local_listener_.valid()) {
-        spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
-    }
-    return ok_status();
+    return armed;
 }
 
 Status Node::connect_parent() {
@@ -227,14 +233,8 @@ void Node::pump(Clock::time_point until) {
     if (!pending_.empty() && now >= next_expiry_) expire_handshakes(now);
     if (listeners_paused_ && now >= listeners_paused_until_) {
         listeners_paused_ = false;
-        for (auto [fd, id] : {std::pair{tcp_listener_.get(), kTcpListenerId},
-                              std::pair{local_listener_.get(), kLocalListenerId}}) {
-            if (fd < 0) continue;
-            epoll_event ev{};
-            ev.events = EPOLLIN;
-            ev.data.u64 = id;
-            ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev);
-        }
+        // Best effort: a listener that cannot be re-armed leaves its peers to time out, named.
+        (void)arm_listeners();
     }
 }
 

@@ -75,6 +75,7 @@ class Node {
 
     // --- loop (tcp_node.cpp) ---
     Status start_listening();
+    Status arm_listeners();  // (re)registers the listeners with epoll, after start or a pause
     Status connect_parent();
     void pump(Clock::time_point until);
     void on_link_event(Link& link, std::uint32_t events);
