@@ -68,13 +68,9 @@ Status derive_locality_from_hosts(sddp_handle& h) {
     r.world_size = h.id.world_size;
     r.rank = h.id.rank;
     r.host = h.host;
-    SDDP_TRY(all, h.transport->allgather(encode_preflight(r)));
-    std::vector<PreflightRecord> records;
-    for (const auto& b : all) {
-        SDDP_TRY(rec, decode_preflight(b));
-        records.push_back(std::move(rec));
-    }
-    const NodeLayout l = node_layout_from_hosts(records);
+    // Only the layout is wanted here: the verdict comes from the real preflight that follows.
+    SDDP_TRY(out, run_preflight(*h.transport, r, true));
+    const NodeLayout& l = *out.layout;
     h.local_rank = static_cast<int>(l.local_rank[h.id.rank]);
     h.local_world_size = static_cast<int>(l.local_world_size[h.id.rank]);
     return ok_status();
