@@ -106,6 +106,14 @@ void fail(Slot& s, const std::string& why) {
     s.state.store(2);
 }
 
+// Reports success, then keeps this rank's connections up until the parent has seen every rank
+// finish (EOF on the end pipe), so no early close disturbs the ranks still working.
+void succeed(Slot& slot) {
+    slot.state.store(1);
+    char x;
+    (void)!::read(g_end_fd, &x, 1);
+}
+
 // ---- ours ---------------------------------------------------------------------------------
 
 struct OursJob {
@@ -157,10 +165,7 @@ void run_ours(const OursJob& job, int rank, Slot& slot) {
         slot.t_ag = now_s();
         slot.cpu_ag = cpu_s();
         if (!out->verdict.ok()) return fail(slot, "verdict: " + out->verdict.error().message);
-        slot.state.store(1);
-        char x;
-        (void)!::read(g_end_fd, &x, 1);
-        return;
+        return succeed(slot);
     }
     std::uint8_t mine[kRecordBytes];
     for (std::size_t i = 0; i < kRecordBytes; ++i) mine[i] = rec_byte(rank, i);
@@ -173,10 +178,7 @@ void run_ours(const OursJob& job, int rank, Slot& slot) {
         const auto& b = (*all)[static_cast<std::size_t>(r)];
         if (b.size() != kRecordBytes || b[5] != rec_byte(r, 5)) return fail(slot, "wrong record");
     }
-    slot.state.store(1);
-    // Keep the transport (and its connections) alive until the parent says everyone is done.
-    char x;
-    (void)!::read(g_end_fd, &x, 1);  // EOF when the parent has seen every rank finish
+    succeed(slot);
 }
 
 // ---- floor --------------------------------------------------------------------------------
@@ -289,10 +291,7 @@ void run_floor(int world, std::uint16_t port, int rank, Slot& slot, int preliste
             if (!write_all(fd, table.data(), table.size())) return fail(slot, "floor: write table");
         slot.t_ag = now_s();
         slot.cpu_ag = cpu_s();
-        slot.state.store(1);
-        char x;
-        (void)!::read(g_end_fd, &x, 1);
-        return;
+        return succeed(slot);
     }
     int fd = -1;
     const double deadline = now_s() + 120;
@@ -322,9 +321,7 @@ void run_floor(int world, std::uint16_t port, int rank, Slot& slot, int preliste
     slot.cpu_ag = cpu_s();
     for (int q = 0; q < world; ++q)
         if (table[q * kRecordBytes + 5] != rec_byte(q, 5)) return fail(slot, "floor: wrong record");
-    slot.state.store(1);
-    char x;
-    (void)!::read(g_end_fd, &x, 1);
+    succeed(slot);
 }
 
 // ---- harness ------------------------------------------------------------------------------
