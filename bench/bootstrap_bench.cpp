@@ -533,7 +533,8 @@ int main(int argc, char** argv) {
                     job.preflight = v == "ours-preflight";
                     job.port = free_port();
                     auto sec = sddp::random_bytes(32);
-                    job.secret = sec.ok() ? *sec : std::string(32, 'k');
+                    job.secret =
+                        sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
                     job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." +
                                    std::to_string(n) + "." + std::to_string(rep);
                     body = [job](int rank, Slot& s) { run_ours(job, rank, s); };

@@ -4,6 +4,7 @@
 
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
+#include "core/contract.hpp"
 #include "core/preflight.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
@@ -55,10 +56,10 @@ void warn_unauthenticated(const sddp_handle& h) {
     if (h.id.rank != 0 || h.transport_name != "tcp" || !h.id.secret.empty()) return;
     (void)std::fprintf(
         stderr,
-        "slurm-ddp: warning: SLURM_DDP_SECRET is not set, so the TCP rendezvous on "
+        "slurm-ddp: warning: %s is not set, so the TCP rendezvous on "
         "port %u is unauthenticated (any process that reaches it can join); srun --ddp "
         "sets a per-step secret\n",
-        static_cast<unsigned>(h.id.master_port.value_or(0)));
+        contract::kSecretVar, static_cast<unsigned>(h.id.master_port.value_or(0)));
 }
 
 // Bare RANK/WORLD_SIZE say nothing about who shares a host; the host names do.

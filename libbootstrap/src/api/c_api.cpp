@@ -5,6 +5,7 @@
 #include "api/last_error.hpp"
 #include "api/settings.hpp"
 #include "nccl/nccl_layer.hpp"
+#include "os/process_env.hpp"
 #include "slurm_ddp/bootstrap.h"
 
 using sddp::api::set_last_error;
