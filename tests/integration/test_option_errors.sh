@@ -42,8 +42,8 @@ refused "sbatch refuses" "'prot'" sbatch --ddp=prot=1 --wrap "$program"
 before=$(jobs_submitted)
 out=$(srun_t -n1 sh -c "$program" 2>&1)
 expect_contains "a good step runs" "$out" "RAN-THE-PROGRAM"
-[ "$(jobs_submitted)" -gt "$before" ] && pass "sdiag counts an accepted job" ||
-    fail "sdiag's 'Jobs submitted' did not move for an accepted job"
+if [ "$(jobs_submitted)" -gt "$before" ]; then pass "sdiag counts an accepted job"
+else fail "sdiag's 'Jobs submitted' did not move for an accepted job"; fi
 
 help=$(srun --help 2>&1)
 expect_contains "srun --help lists --ddp" "$help" "--ddp"
