@@ -201,8 +201,8 @@ int impostors() {
     std::vector<std::size_t> real{spawn_rank(kids, job, 0), spawn_rank(kids, job, 1)};
     for (int r = 2; r < 4; ++r) real.push_back(spawn_rank_after(kids, job, r, go));
     int impostor_count = 0;
-    auto raw = [&](const std::string& label, std::function<void(wire::Hello&)> tweak,
-                   std::string secret, int after_joined = -1) {
+    auto raw = [&](const std::string& label, const std::function<void(wire::Hello&)>& tweak,
+                   const std::string& secret, int after_joined = -1) {
         ++impostor_count;
         return kids.spawn(label, [&job, &done, tweak, secret, after_joined] {
             if (after_joined >= 0) {
@@ -213,7 +213,7 @@ int impostors() {
             }
             wire::Hello h = hello_for(job, 2);
             tweak(h);
-            const Report r = raw_handshake(job.port, h, secret);
+            Report r = raw_handshake(job.port, h, secret);
             done.signal();
             return r;
         });
