@@ -1,5 +1,5 @@
 // bootstrap_bench: how long the rendezvous takes to hand a 128-byte NCCL unique id to N local
-// ranks and to finish a preflight-like allgather of a 64-byte record per rank (issue 6).
+// ranks and to finish a preflight-like allgather of a 64-byte record per rank.
 //
 // Method (the same for every variant, and for bench/tcpstore_bench.py and bench/mpi_bcast.c as
 // far as each allows): the parent initialises everything, forks N children, and waits until

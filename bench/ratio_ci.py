@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """95 % bootstrap intervals of median ratios between the arms of bench/plugin_overhead.sh, per N
-(issue 6: is the launch overhead under 2 %?). A ratio of two medians of ~100 noisy launches
+(is the launch overhead under 2 %?). A ratio of two medians of ~100 noisy launches
 scatters by several per cent from run to run; the interval says what a run can and cannot resolve.
 
     python3 bench/ratio_ci.py RAW      # RAW: "N none|plain|ddp SECONDS" lines from plugin_overhead.sh
