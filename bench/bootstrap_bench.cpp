@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "core/hmac_sha256.hpp"
+#include "os/random_bytes.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
