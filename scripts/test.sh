@@ -35,6 +35,7 @@ if has build; then
 fi
 
 summary=()
+all_passed=0 all_failed=0 all_skipped=0
 # run_ctest NAME BUILD_DIR "EXPECTED LABELS" CTEST_ARGS...
 # A phase fails when a label it expects has no test registered in BUILD_DIR (e.g. the plugin's
 # tests vanish when slurm/spank.h is missing), when its selection is empty, when a test fails,
@@ -55,6 +56,7 @@ run_ctest() {
     passed=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" | grep -cE ' Passed +[0-9.]+ sec' || true)
     skipped=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" | grep -cF '***Skipped' || true)
     nfailed=$((total - passed - skipped))
+    all_passed=$((all_passed + passed)) all_failed=$((all_failed + nfailed)) all_skipped=$((all_skipped + skipped))
     rm -f "$log"
     [ "$rc" -eq 0 ] || problems+=("ctest exited with status $rc")
     if [ "$total" -gt 0 ] && [ "$skipped" -eq "$total" ]; then problems+=("every test skipped: nothing was tested"); fi
@@ -126,6 +128,8 @@ phase "done"
 if [ ${#summary[@]} -ne 0 ]; then printf '%s\n' "${summary[@]}"; fi
 if [ ${#failed[@]} -ne 0 ]; then
     echo "FAILED phases: ${failed[*]}"
+    echo "tests: $all_passed passed, $all_failed failed, $all_skipped skipped"
     exit 1
 fi
 echo "all phases passed: $PHASES"
+echo "tests: $all_passed passed, $all_failed failed, $all_skipped skipped"
