@@ -189,6 +189,27 @@ Status check_record_size(std::size_t size) {
 
 }  // namespace
 
+std::string printable(std::string_view s, std::size_t cap) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(std::min(s.size(), cap) + 8);
+    for (const char ch : s) {
+        if (out.size() >= cap) {
+            out += "...";
+            break;
+        }
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += ch;
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        }
+    }
+    return out;
+}
+
 std::string_view op_name(Op op) {
     switch (op) {
         case Op::broadcast:
@@ -211,9 +232,9 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("not an sddp rendezvous message (bad magic)");
     }
     if (buf.size() > 4 && buf[4] != kVersion) {
-        return invalid("peer speaks rendezvous protocol version " + std::to_string(buf[4]) +
-                       ", this build speaks " + std::to_string(kVersion) +
-                       " (mixed slurm-ddp versions in one job?)");
+        return invalid("version mismatch: the peer speaks rendezvous protocol version " +
+                       std::to_string(buf[4]) + ", this build speaks " + std::to_string(kVersion) +
+                       "; run the same slurm-ddp release on every node of the job");
     }
     if (buf.size() > 5 && !known_type(buf[5])) {
         return invalid("unknown message type " + std::to_string(buf[5]));

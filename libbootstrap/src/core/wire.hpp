@@ -58,6 +58,11 @@ enum class MsgType : std::uint8_t {
     down = 8,       // parent -> child: the collective's result
 };
 
+// Text a peer sent, fit for a log line: bytes outside printable ASCII (and the backslash) become
+// \xNN, and the result is cut near `cap` characters with "...". Anything from the wire that
+// reaches stderr goes through this first, so a peer cannot forge log lines or terminal escapes.
+std::string printable(std::string_view s, std::size_t cap);
+
 enum class Op : std::uint8_t { broadcast = 1, allgather = 2, barrier = 3, gather = 4 };
 std::string_view op_name(Op op);
 

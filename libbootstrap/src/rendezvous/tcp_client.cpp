@@ -85,10 +85,11 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         Result<wire::Abort> ab = wire::decode_abort((*ch)->payload());
         const bool known = ab.ok() && ab->code >= static_cast<std::uint32_t>(Errc::invalid_input) &&
                            ab->code <= static_cast<std::uint32_t>(Errc::internal);
-        a.error =
-            make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
-                       "rank " + std::to_string(cfg.rank) + " cannot join " + target.description +
-                           ": " + (ab.ok() ? ab->reason : std::string("it gave up")));
+        a.error = make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
+                             "rank " + std::to_string(cfg.rank) + " cannot join " +
+                                 target.description + ": " +
+                                 (ab.ok() ? wire::printable(ab->reason, wire::kMaxReasonSize)
+                                          : std::string("it gave up")));
         return a;
     }
     if ((*ch)->type != wire::MsgType::challenge) {
@@ -138,9 +139,10 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     if ((*reply)->type == wire::MsgType::reject) {
         Result<wire::Reject> rej = wire::decode_reject((*reply)->payload());
-        a.error = make_error(Errc::auth, target.description + " refused rank " +
-                                             std::to_string(cfg.rank) + ": " +
-                                             (rej.ok() ? rej->reason : "no reason given"));
+        a.error = make_error(
+            Errc::auth, target.description + " refused rank " + std::to_string(cfg.rank) + ": " +
+                            (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
+                                      : "no reason given"));
         return a;
     }
     if ((*reply)->type != wire::MsgType::welcome) {
@@ -165,7 +167,7 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     ParentLink link;
     link.rank = welcome->rank;
-    link.host = welcome->host;
+    link.host = wire::printable(welcome->host, wire::kMaxHostSize);
     a.link = std::move(link);
     return a;
 }
@@ -184,6 +186,10 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     std::chrono::microseconds backoff(1000);
     std::string last_why = "no attempt finished";
     std::vector<SocketAddress> addrs;
+    // A node leader binds its local socket before anything else, and a leader that gives up
+    // tells its waiting locals why. So once a connect to it has succeeded, a refused one means
+    // the listener is gone with its process: say so now rather than retry to the timeout.
+    bool reached_leader = false;
     if (!target.local) {
         const auto wait =
             join_delay(static_cast<std::uint32_t>(std::max(cfg.node_rank, 0)), accept_backlog());
@@ -211,6 +217,12 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             const auto attempt_deadline =
                 std::min(deadline, Clock::now() + std::chrono::seconds(5));
             ConnectOutcome c = connect_until(to, attempt_deadline);
+            if (!c.fd.valid() && target.local && reached_leader && c.err == ECONNREFUSED) {
+                return make_error(Errc::peer_lost,
+                                  "rank " + std::to_string(cfg.rank) + ": " + target.description +
+                                      " stopped listening before the join finished: it exited "
+                                      "or was killed (see its log)");
+            }
             if (!c.fd.valid()) {
                 last_why = errno_text(c.err);
                 if (!retryable_connect_error(c.err)) {
@@ -220,6 +232,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 }
                 continue;
             }
+            reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
             Attempt a = handshake(conn, target, cfg, host, deadline);
             if (a.error) return std::move(*a.error);
