@@ -16,8 +16,11 @@
 #include <cstring>
 #include <set>
 
+#include <poll.h>
+
 #include "core/wire.hpp"
 #include "harness.hpp"
+#include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"
 
@@ -199,12 +202,332 @@ int dead_leader_locals() {
     return check.failures;
 }
 
+void send_all(int fd, const void* data, std::size_t n) {
+    const auto* p = static_cast<const char*>(data);
+    while (n > 0) {
+        const ssize_t k = ::send(fd, p, n, MSG_NOSIGNAL);
+        if (k <= 0) return;
+        p += k;
+        n -= static_cast<std::size_t>(k);
+    }
+}
+
+void send_bytes(int fd, const Bytes& b) {
+    send_all(fd, b.data(), b.size());
+}
+
+// One frame from `fd` (unsealed), nullopt on EOF, timeout or garbage.
+std::optional<std::pair<wire::MsgType, Bytes>> read_frame(int fd, std::string& buf,
+                                                          milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    for (;;) {
+        const auto* data = reinterpret_cast<const std::uint8_t*>(buf.data());
+        Result<std::optional<wire::Frame>> f =
+            wire::decode_frame({data, buf.size()}, wire::kMaxFramePayload);
+        if (!f.ok()) return std::nullopt;
+        if (*f) {
+            std::pair<wire::MsgType, Bytes> out{(*f)->type,
+                                                Bytes((*f)->payload.begin(), (*f)->payload.end())};
+            buf.erase(0, (*f)->size);
+            return out;
+        }
+        if (Clock::now() >= deadline) return std::nullopt;
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, 50) <= 0) continue;
+        char tmp[4096];
+        const ssize_t n = ::recv(fd, tmp, sizeof tmp, 0);
+        if (n <= 0) return std::nullopt;
+        buf.append(tmp, static_cast<std::size_t>(n));
+    }
+}
+
+int listen_on(std::uint16_t port) {
+    const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(lfd, 64) != 0) {
+        ::close(lfd);
+        return -1;
+    }
+    return lfd;
+}
+
+// A process without the secret squatting on the port for `hold`: every connection gets a
+// challenge and then a reject, or (every other one) an abort in place of the challenge.
+Report squat(std::uint16_t port, milliseconds hold) {
+    const int lfd = listen_on(port);
+    if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "squatter cannot bind"};
+    const auto until = Clock::now() + hold;
+    int served = 0;
+    while (Clock::now() < until) {
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 20) <= 0) continue;
+        const int fd = ::accept(lfd, nullptr, nullptr);
+        if (fd < 0) continue;
+        if (served++ % 2 == 1) {
+            send_bytes(fd, wire::encode_abort(wire::Abort{1, "rank 0 gave up: go home", {}}));
+        } else {
+            send_bytes(fd, wire::encode_challenge(wire::Challenge{}));
+            std::string buf;
+            (void)read_frame(fd, buf, milliseconds(500));
+            send_bytes(fd, wire::encode_reject(wire::Reject{"go away", {}}));
+        }
+        ::close(fd);
+    }
+    ::close(lfd);
+    return Report{0, 0, std::to_string(served)};
+}
+
+// Someone binds the derived port before rank 0 and answers with reject and abort frames. Rank
+// 1 must not take them as final: it keeps trying, and joins the real rank 0 once that starts.
+int squatter_then_root() {
+    Checker check{"squatter_then_root"};
+    Job job = make_job("squatter_then_root", 2, 2, milliseconds(8000));
+    Children kids(4);
+    const std::size_t squatter =
+        kids.spawn("squatter", [&job] { return squat(job.port, milliseconds(1500)); });
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        sleep_ms(1700);
+        return run_rank(job.config(0), 1);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_ok(kids, victim);
+    check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
+                 "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    return check.failures;
+}
+
+// The squatter never leaves: rank 1 tries to its deadline and then says what it saw.
+int squatter_holds_port() {
+    Checker check{"squatter_holds_port"};
+    Job job = make_job("squatter_holds_port", 2, 2, milliseconds(2500));
+    Children kids(4);
+    kids.spawn("squatter", [&job] { return squat(job.port, milliseconds(4000)); });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
+    check.expect_error(kids, victim, Errc::auth,
+                       {"rank 0 at 127.0.0.1:" + std::to_string(job.port),
+                        "could not prove it holds this step's secret",
+                        "Something else holds the port", "different SLURM_DDP_SECRET"});
+    check.expect(kids.report(victim).seconds >= 2.0,
+                 "rank 1 kept trying to its deadline (ended after " +
+                     std::to_string(kids.report(victim).seconds) + " s)");
+    check.expect_under(kids, victim, 3.5);
+    return check.failures;
+}
+
+// A relay between rank 1 and rank 0 passes the handshake through untouched and flips one byte
+// of the first frame after it (the broadcast rank 0 sends: what carries the NCCL id). Rank 1
+// must refuse the altered frame, not use it.
+Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, milliseconds limit) {
+    const int lfd = listen_on(listen_port);
+    if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "relay cannot bind"};
+    const auto until = Clock::now() + limit;
+    pollfd lp{lfd, POLLIN, 0};
+    if (::poll(&lp, 1, static_cast<int>(limit.count())) <= 0) return Report{0, 0, "nobody came"};
+    const int client = ::accept(lfd, nullptr, nullptr);
+    const int server = connect_raw(target, milliseconds(3000));
+    std::string down;  // everything the server sent, to find frame boundaries
+    std::size_t forwarded = 0;
+    std::optional<std::size_t> flip;
+    bool flipped = false;
+    while (Clock::now() < until) {
+        pollfd p[2] = {{client, POLLIN, 0}, {server, POLLIN, 0}};
+        if (::poll(p, 2, 50) <= 0) continue;
+        char buf[65536];
+        if (p[0].revents) {
+            const ssize_t n = ::recv(client, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            send_all(server, buf, static_cast<std::size_t>(n));
+        }
+        if (p[1].revents) {
+            const ssize_t n = ::recv(server, buf, sizeof buf, 0);
+            if (n <= 0) break;
+            down.append(buf, static_cast<std::size_t>(n));
+        }
+        // Frame 1 is the challenge, 2 the welcome, 3 the first sealed one: its last payload
+        // byte is known once its header is in, before any of its payload can be forwarded.
+        auto length_at = [&](std::size_t off) -> std::optional<std::size_t> {
+            if (down.size() < off + wire::kHeaderSize) return std::nullopt;
+            std::uint32_t len = 0;
+            for (std::size_t i = 0; i < 4; ++i) {
+                len = (len << 8) | static_cast<std::uint8_t>(down[off + 8 + i]);
+            }
+            return wire::kHeaderSize + len;
+        };
+        if (!flip) {
+            if (auto l1 = length_at(0)) {
+                if (auto l2 = length_at(*l1)) {
+                    if (auto l3 = length_at(*l1 + *l2)) flip = *l1 + *l2 + *l3 - 1;
+                }
+            }
+        }
+        if (flip && !flipped && *flip < down.size()) {
+            down[*flip] = static_cast<char>(down[*flip] ^ 0x01);
+            flipped = true;
+        }
+        std::size_t safe = down.size();
+        if (flip && !flipped) safe = std::min(safe, *flip);
+        if (safe > forwarded) {
+            send_all(client, down.data() + forwarded, safe - forwarded);
+            forwarded = safe;
+        }
+    }
+    ::close(client);
+    ::close(server);
+    ::close(lfd);
+    return Report{0, 0, flipped ? "flipped" : "never flipped"};
+}
+
+int relay_tampers() {
+    Checker check{"relay_tampers"};
+    Job job = make_job("relay_tampers", 2, 2, milliseconds(6000));
+    const std::uint16_t relay_port = free_port();
+    Children kids(4);
+    kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
+    const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
+        return tampering_relay(relay_port, job.port, milliseconds(5000));
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
+        sleep_ms(300);
+        RendezvousConfig c = job.config(1);
+        c.master_port = relay_port;
+        return run_rank(c, 1);
+    });
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect(kids.report(relay).message == "flipped",
+                 "the relay altered a frame: " + kids.report(relay).message);
+    check.expect_error(kids, victim, Errc::protocol, {"bad MAC"});
+    check.expect_under(kids, victim, 3.0);
+    return check.failures;
+}
+
+// A prober sends a hello whose step tag holds a newline and a terminal escape. Rank 0's log
+// gets them escaped, and the reject does not tell the prober this step's tag.
+int log_injection() {
+    Checker check{"log_injection"};
+    Job job = make_job("log_injection", 2, 2, milliseconds(6000));
+    Children kids(4);
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        Report r;
+        const std::string log = with_stderr_captured([&] { r = run_rank(job.config(0), 1); });
+        if (r.code != 0) return r;
+        if (log.find('\x1b') != std::string::npos) r.message += " raw escape in log;";
+        if (log.find("\n[FAKE]") != std::string::npos) r.message += " forged line in log;";
+        if (log.find("\\x0a[FAKE]") == std::string::npos) r.message += " escaped tag not logged;";
+        if (!r.message.empty()) r.code = static_cast<int>(Errc::internal);
+        return r;
+    });
+    const std::size_t prober = kids.spawn("prober", [&job] {
+        const auto start = Clock::now();
+        const int fd = connect_raw(job.port, milliseconds(3000));
+        std::string buf;
+        auto ch = read_frame(fd, buf, milliseconds(2000));
+        if (!ch) return report_error(make_error(Errc::internal, "no challenge"), start);
+        wire::Hello h;
+        h.rank = 1;
+        h.world_size = 2;
+        h.local_world_size = 1;
+        h.step_tag = "evil\n[FAKE] rank 0: all ranks joined\x1b[2J";
+        h.host = "prober";
+        send_bytes(fd, wire::encode_hello(h));
+        auto reply = read_frame(fd, buf, milliseconds(2000));
+        ::close(fd);
+        if (!reply || reply->first != wire::MsgType::reject) {
+            return report_error(make_error(Errc::internal, "no reject"), start);
+        }
+        Result<wire::Reject> rej = wire::decode_reject(reply->second);
+        return report_error(make_error(Errc::auth, rej.ok() ? rej->reason : "?"), start);
+    });
+    kids.spawn("rank 1", [&job] {
+        sleep_ms(1000);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_error(kids, prober, Errc::auth, {"step tag mismatch"});
+    check.expect(kids.report(prober).message.find(job.step_tag) == std::string::npos,
+                 "the reject names this step's tag: " + kids.report(prober).message);
+    return check.failures;
+}
+
+// Peers from an older release: a server that speaks version 1, and a client that does. Each
+// side fails at once saying "version mismatch", instead of waiting for a timeout.
+int version_mismatch() {
+    Checker check{"version_mismatch"};
+    Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(6000));
+    Job job = make_job("version_mismatch", 2, 2, milliseconds(6000));
+    Children kids(6);
+    std::string v1_challenge("SDDP\x01\x01\0\0\0\0\0\x20", 12);
+    v1_challenge += std::string(32, '\0');
+    kids.spawn("old rank 0", [&old_server, v1_challenge] {
+        const int lfd = listen_on(old_server.port);
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 3000) > 0) {
+            const int fd = ::accept(lfd, nullptr, nullptr);
+            send_all(fd, v1_challenge.data(), v1_challenge.size());
+            sleep_ms(3000);
+            ::close(fd);
+        }
+        ::close(lfd);
+        return Report{0, 0, ""};
+    });
+    const std::size_t new_client = kids.spawn("new rank 1", [&old_server] {
+        sleep_ms(200);
+        return run_rank(old_server.config(1), 1);
+    });
+    const std::size_t root = kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
+    const std::size_t old_client = kids.spawn("old rank 1", [&job] {
+        const auto start = Clock::now();
+        const int fd = connect_raw(job.port, milliseconds(3000));
+        std::string buf;
+        (void)read_frame(fd, buf, milliseconds(2000));
+        const std::string v1_hello("SDDP\x01\x02\0\0\0\0\0\x04xxxx", 16);
+        send_all(fd, v1_hello.data(), v1_hello.size());
+        auto reply = read_frame(fd, buf, milliseconds(2000));
+        ::close(fd);
+        if (!reply || reply->first != wire::MsgType::reject) {
+            return report_error(make_error(Errc::internal, "no reject"), start);
+        }
+        Result<wire::Reject> rej = wire::decode_reject(reply->second);
+        return report_error(make_error(Errc::protocol, rej.ok() ? rej->reason : "?"), start);
+    });
+    kids.spawn("rank 1", [&job] {
+        sleep_ms(800);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect_error(kids, new_client, Errc::protocol,
+                       {"version mismatch", "version 1, this build speaks 2"});
+    check.expect_under(kids, new_client, 1.5);
+    check.expect_error(kids, old_client, Errc::protocol, {"version mismatch"});
+    check.expect_ok(kids, root);
+    return check.failures;
+}
+
 }  // namespace
 
 std::vector<Scenario> attack_scenarios() {
     return {
         {"join_flood", join_flood},
         {"dead_leader_locals", dead_leader_locals},
+        {"squatter_then_root", squatter_then_root},
+        {"squatter_holds_port", squatter_holds_port},
+        {"relay_tampers", relay_tampers},
+        {"log_injection", log_injection},
+        {"version_mismatch", version_mismatch},
     };
 }
 

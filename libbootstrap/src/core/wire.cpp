@@ -286,8 +286,9 @@ Bytes encode_welcome(const Welcome& m) {
 }
 
 Bytes encode_reject(const Reject& m) {
-    Writer w(MsgType::reject, m.reason.size() + 2);
+    Writer w(MsgType::reject, m.reason.size() + 2 + kMacSize);
     w.str(m.reason, kMaxReasonSize);
+    w.raw(m.mac);
     return std::move(w).finish();
 }
 
@@ -299,9 +300,10 @@ Bytes encode_joined(const Joined& m) {
 }
 
 Bytes encode_abort(const Abort& m) {
-    Writer w(MsgType::abort, 6 + m.reason.size());
+    Writer w(MsgType::abort, 6 + m.reason.size() + kMacSize);
     w.u32(m.code);
     w.str(m.reason, kMaxReasonSize);
+    w.raw(m.mac);
     return std::move(w).finish();
 }
 
@@ -381,6 +383,7 @@ Result<Reject> decode_reject(std::span<const std::uint8_t> payload) {
     Reader r(payload, "reject");
     Reject m;
     m.reason = r.str(kMaxReasonSize, "reason");
+    r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }
@@ -400,6 +403,7 @@ Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
     Abort m;
     m.code = r.u32("error code");
     m.reason = r.str(kMaxReasonSize, "reason");
+    r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }

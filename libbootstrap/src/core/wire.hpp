@@ -3,7 +3,8 @@
 // Every message is one frame: a 12-byte header followed by `length` payload bytes.
 //
 //   offset 0  magic   "SDDP"        rejects port scanners and stray protocols at byte 1
-//          4  version 1             a peer from a different release is refused, not misread
+//          4  version 2             a peer from a different release is refused ("version
+//                                   mismatch"), not misread
 //          5  type    MsgType
 //          6  flags   0             reserved; non-zero is invalid so it can be used later
 //          8  length  u32 BE        payload bytes; checked against a cap before anything waits
@@ -32,7 +33,7 @@ using Bytes = std::vector<std::uint8_t>;
 namespace wire {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'D', 'D', 'P'};
-inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::size_t kHeaderSize = 12;
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMacSize = 32;
@@ -105,6 +106,9 @@ struct Welcome {
 
 struct Reject {
     std::string reason;
+    // Proof that the refusing server holds the secret (tcp_auth.hpp): a client acts on a
+    // reject only when it verifies, so a squatter on the port cannot end a rank's join.
+    Mac mac{};
 };
 
 struct Joined {
@@ -114,6 +118,9 @@ struct Joined {
 struct Abort {
     std::uint32_t code = 0;  // an sddp::Errc value
     std::string reason;
+    // Only for an abort sent instead of a challenge (a node leader turning its locals away):
+    // proof that the sender holds the secret. After the handshake the session MAC covers it.
+    Mac mac{};
 };
 
 struct RankRecord {

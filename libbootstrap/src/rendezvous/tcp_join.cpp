@@ -85,10 +85,16 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // report only that they could not reach it. They start with the leader, so they are in the
     // backlog already or about to be: a short, bounded wait catches them.
     if (!local_listener_.valid()) return;
-    const Bytes frame = wire::encode_abort(
-        wire::Abort{static_cast<std::uint32_t>(why.code),
-                    "the node leader, " + self_ + ", could not join: " + why.message});
-    const auto until = std::min(deadline, Clock::now() + std::chrono::seconds(1));
+    wire::Abort abort{static_cast<std::uint32_t>(why.code),
+                      ("the node leader, " + self_ + ", could not join: " + why.message)
+                          .substr(0, wire::kMaxReasonSize),
+                      {}};
+    abort.mac = early_abort_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                                  abort.code, abort.reason);
+    const Bytes frame = wire::encode_abort(abort);
+    // A leader that gave up at its own deadline still has the locals' slack (they time out
+    // margin_/2 after it, see deadline_from) to tell them why.
+    const auto until = std::min(deadline + margin_ / 2, Clock::now() + std::chrono::seconds(1));
     int told = 0;
     while (told < cfg_.local_world_size - 1 && Clock::now() < until) {
         pollfd p{local_listener_.get(), POLLIN, 0};
@@ -235,14 +241,20 @@ void Node::report_drop(const std::string& address, const char* why) {
         "own ranks are admitted first; further drops from this address are not reported");
 }
 
-void Node::refuse(Link& link, const std::string& reason) {
+void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello* hello) {
+    const std::string reason = full_reason.substr(0, wire::kMaxReasonSize);
     if (refusals_++ < kRefusalsLoggedInFull || refusals_ % 1000 == 0) {
         log(self_ + ": refused a connection from " + link.conn.addr() + ": " + reason +
             (refusals_ > kRefusalsLoggedInFull ? " (" + std::to_string(refusals_) + " so far)"
                                                : ""));
     }
     // Best effort: a reject is tiny and the socket buffer empty, so one write sends it whole.
-    link.conn.send(wire::encode_reject(wire::Reject{reason}));
+    wire::Reject reject{reason, {}};
+    if (hello != nullptr) {
+        reject.mac = reject_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                                  hello->client_nonce, link.server_nonce, reason);
+    }
+    link.conn.send(wire::encode_reject(reject));
     link.conn.flush();
     link.conn.shutdown_write();
     remove_link(link.id);
@@ -277,7 +289,7 @@ bool Node::on_hello(Link& link, const OwnedFrame& frame) {
         return false;
     }
     if (std::optional<std::string> why = check_hello(link, *hello)) {
-        refuse(link, *why);
+        refuse(link, *why, &*hello);
         return false;
     }
     accept_child(link, *hello);
@@ -299,6 +311,9 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
     w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
                          link.server_nonce, h.rank, cfg_.rank);
     send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
+    link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                               h.client_nonce, link.server_nonce),
+                   false);
     if (link.via_local) {
         join_->add_local(link.id, h.rank, h.local_rank);
     } else {

@@ -96,7 +96,8 @@ class Node final : public Transport {
     void accept_from(bool local);
     void admit(Fd fd, bool local);
     bool on_hello(Link& link, const OwnedFrame& frame);
-    void refuse(Link& link, const std::string& reason);
+    // `hello`: the peer's, when it got that far; the reject then carries our proof.
+    void refuse(Link& link, const std::string& reason, const wire::Hello* hello = nullptr);
     std::optional<std::string> check_hello(const Link& link, const wire::Hello& h) const;
     void accept_child(Link& link, const wire::Hello& h);
     void on_joined(Link& link, const OwnedFrame& frame);
