@@ -237,8 +237,9 @@ void Node::expire_handshakes(Clock::time_point now) {
 void Node::report_drop(const std::string& address, const char* why) {
     // Once per address: a flood must not turn into a flood of log lines.
     log(self_ + ": dropping unauthenticated connections from " + address + " (" + why +
-        "); a port scanner or a flood, since MASTER_PORT is derivable from the job id. The job's "
-        "own ranks are admitted first; further drops from this address are not reported");
+        "); a port scanner or a flood, since MASTER_PORT is derivable from the job id. The "
+        "busiest address gives way first, so ranks from elsewhere still get in; further drops "
+        "from this address are not reported");
 }
 
 void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello* hello) {

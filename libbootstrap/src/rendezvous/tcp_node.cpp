@@ -54,6 +54,11 @@ Status validate(const RendezvousConfig& c) {
                    std::to_string(c.rank));
     }
     if (c.timeout.count() <= 0) return bad("rendezvous: the timeout must be positive");
+    if (c.world_size > 1 && c.secret.empty() && !c.allow_unauthenticated) {
+        return bad(
+            "rendezvous: no step secret (SLURM_DDP_SECRET) and unauthenticated TCP was "
+            "not allowed");
+    }
     return ok_status();
 }
 
