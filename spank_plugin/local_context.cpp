@@ -41,7 +41,11 @@ bool options_valid() {
 
 int on_srun_post_opt(spank_t /*sp*/) {
     if (!options_valid()) return -1;
-    if (!ddp_requested(state())) return 0;
+    // The compute nodes decide again whether the step gets --ddp, and their plugstack line
+    // (default=on) may differ from this host's: make the secret for every step the user did not
+    // turn off. task_init drops it from steps that end up without --ddp.
+    const PluginState& s = state();
+    if (!ddp_requested(s) && s.user_option_given) return 0;
     auto secret = make_secret();
     if (!secret) {
         log_error(

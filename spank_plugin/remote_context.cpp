@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/contract.hpp"
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
 #include "plugin_log.hpp"
@@ -62,7 +63,11 @@ int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     std::uint32_t step_id = 0;
     if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
     if (is_special_step(step_id)) return 0;
-    if (!ddp_requested(state())) return 0;
+    if (!ddp_requested(state())) {
+        // srun made a secret in case this node turns --ddp on (local_context.cpp); it did not.
+        (void)spank_unsetenv(sp, contract::kSecretVar);
+        return 0;
+    }
     return setup_task(sp, configured_rank);
 }
 

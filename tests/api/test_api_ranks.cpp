@@ -104,7 +104,32 @@ Env tcp_env(int rank, int world, int port) {
     return Env{{"RANK", std::to_string(rank)},
                {"WORLD_SIZE", std::to_string(world)},
                {"MASTER_ADDR", "127.0.0.1"},
-               {"MASTER_PORT", std::to_string(port)}};
+               {"MASTER_PORT", std::to_string(port)},
+               // A launch without Slurm and without a secret: the explicit, unsafe opt-in.
+               {"SLURM_DDP_ALLOW_UNAUTHENTICATED", "1"}};
+}
+
+// The same launch opting in through the option field instead of the environment.
+int scenario_tcp_opt_in_field(int n) {
+    const int port = sddp_test::free_port();
+    auto st = sddp_test::run_ranks(
+        n,
+        [&](int r) {
+            Env e = tcp_env(r, n, port);
+            e.erase("SLURM_DDP_ALLOW_UNAUTHENTICATED");
+            return e;
+        },
+        [&](int r) {
+            sddp_options o = cpu_options();
+            o.allow_unauthenticated = 1;
+            sddp_handle* h = nullptr;
+            CHECK(sddp_init(&o, &h) == SDDP_OK);
+            CHECK(sddp_rank(h) == r);
+            CHECK(sddp_barrier(h) == SDDP_OK);
+            CHECK(sddp_finalize(h) == SDDP_OK);
+            return 0;
+        });
+    return sddp_test::all_zero(st) ? 0 : 1;
 }
 
 const std::string kSecret = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff";
@@ -322,6 +347,7 @@ int scenario_dns_timeout() {
                        {"WORLD_SIZE", "2"},
                        {"MASTER_ADDR", "rank0.example.invalid"},
                        {"MASTER_PORT", "12345"},
+                       {"SLURM_DDP_ALLOW_UNAUTHENTICATED", "1"},
                        {"RES_OPTIONS", "timeout:30 attempts:3"}};
         },
         [&](int) {
@@ -371,6 +397,24 @@ int scenario_errors() {
         {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SLURM_DDP_TRANSPORT", "pmi2"}},
          SDDP_ERR_UNSUPPORTED,
          {"srun --mpi=pmi2"},
+         cpu_options()},
+        // No secret and no opt-in: TCP refuses to run unauthenticated, before listening.
+        {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "127.0.0.1"}, {"MASTER_PORT", "9"}},
+         SDDP_ERR_RENDEZVOUS,
+         {"SLURM_DDP_SECRET is not set", "SLURM_DDP_ALLOW_UNAUTHENTICATED=1", "srun --ddp"},
+         cpu_options()},
+        // Launched by srun --ddp (SLURM_DDP_STEP) yet no secret: the likely causes are named.
+        {{{"RANK", "0"},
+          {"WORLD_SIZE", "2"},
+          {"MASTER_ADDR", "127.0.0.1"},
+          {"MASTER_PORT", "9"},
+          {"SLURM_DDP_STEP", "77.0"}},
+         SDDP_ERR_RENDEZVOUS,
+         {"SLURM_DDP_SECRET is not set", "SLURM_DDP_STEP='77.0'", "plugstack.conf", "--export"},
+         cpu_options()},
+        {{{"SLURM_DDP_ALLOW_UNAUTHENTICATED", "yes"}},
+         SDDP_ERR_INVALID_ARGUMENT,
+         {"SLURM_DDP_ALLOW_UNAUTHENTICATED='yes'"},
          cpu_options()},
     };
     sddp_options bad_version = cpu_options();
@@ -450,6 +494,7 @@ int main(int argc, char** argv) {
     const std::string lib = argc > 3 ? argv[3] : "";
     if (s == "tcp") return scenario_tcp(n);
     if (s == "tcp-nodes") return scenario_tcp_nodes(n);
+    if (s == "tcp-opt-in-field") return scenario_tcp_opt_in_field(n);
     if (s == "cpp") return scenario_cpp(n);
     if (s == "pmi2") return scenario_pmi2(n, lib);
     if (s == "pmi2-nodes") return scenario_pmi2_nodes(n, lib);

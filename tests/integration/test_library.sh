@@ -26,9 +26,11 @@ out=$(srun_t --ddp --mpi=pmi2 -N2 -n4 "$C" 2>&1)
 expect_world "srun --ddp --mpi=pmi2: PMI2 key-value exchange" "$out" ddp pmi2
 
 no_plugin
-out=$(srun_t -N2 -n4 "$C" 2>&1)
-expect_world "no plugin: Slurm's own variables, TCP" "$out" slurm tcp
-expect_contains "no plugin: warns that TCP is unauthenticated" "$out" "unauthenticated"
+out=$(export SLURM_DDP_ALLOW_UNAUTHENTICATED=1; srun_t -N2 -n4 "$C" 2>&1)
+expect_world "no plugin, opted in: Slurm's own variables, TCP" "$out" slurm tcp
+expect_contains "no plugin, opted in: warns that TCP is unauthenticated" "$out" "unauthenticated"
+out=$(srun_t -N2 -n4 "$C" 2>&1) && fail "no plugin, no secret, no opt-in: step succeeded"
+expect_contains "no plugin, no secret: refused naming the variable" "$out" "SLURM_DDP_SECRET is not set"
 use_plugin
 
 # A rank that never arrives: the others fail within the timeout, naming it.

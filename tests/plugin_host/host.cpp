@@ -228,6 +228,16 @@ spank_err_t spank_setenv(spank_t sp, const char* var, const char* val, int overw
     return kOk;
 }
 
+spank_err_t spank_unsetenv(spank_t sp, const char* var) {
+    if (sp != handle() || var == nullptr) {
+        bad_call("spank_unsetenv with bad arguments");
+        return ESPANK_BAD_ARG;
+    }
+    if (g.context != S_CTX_REMOTE) return ESPANK_NOT_REMOTE;
+    g.env.erase(var);
+    return kOk;
+}
+
 }  // extern "C"
 
 // ---------------------------------------------------------------------------------------------
@@ -568,7 +578,14 @@ void expect_untouched(const Step& s) {
     check(o.task_init == 0, s, o, "task_init failed for an untouched step");
     check(o.env == s.env, s, o, "environment changed:" + env_diff(s.env, o.env));
     check(o.setenv_calls == 0, s, o, "spank_setenv called");
-    check(!o.secret, s, o, "SLURM_DDP_SECRET set in srun for an untouched step");
+    // srun makes the secret for every step the user did not turn off, since the compute nodes'
+    // plugstack decides whether it gets --ddp; task_init then drops it (see below).
+    const bool turned_off = s.option_given && s.optarg && *s.optarg == "off";
+    if (s.context == S_CTX_LOCAL && !turned_off) {
+        check(o.secret && o.secret->size() == 64, s, o, "srun made no secret for the step");
+    } else {
+        check(!o.secret, s, o, "SLURM_DDP_SECRET set in srun for an untouched step");
+    }
     check(o.task_stderr.empty(), s, o, "wrote to the task's stderr");
     check(plugin_time_lines(o).empty(), s, o, "logged its time for a step without --ddp");
 }
@@ -758,6 +775,25 @@ void scenarios_untouched(std::mt19937_64& rng) {
         s.name = "--ddp=off over site default=on";
         s.plugin_args = {"default=on"};
         expect_untouched(s);
+    }
+    {  // srun made a secret in case this node's plugstack turns --ddp on; it does not here
+        Step s;
+        s.name = "secret from srun, no --ddp on this node";
+        s.env = valid_env(1);
+        s.env["SLURM_DDP_SECRET"] = std::string(64, 'a');
+        const Outcome o = run(s);
+        check_common(s, o);
+        Env want = s.env;
+        want.erase("SLURM_DDP_SECRET");
+        check(o.task_init == 0 && o.env == want, s, o,
+              "the secret must be dropped from a step without --ddp:" + env_diff(want, o.env));
+        // Where this node's plugstack says default=on, the step gets --ddp and keeps it.
+        s.name = "secret from srun, default=on on this node";
+        s.plugin_args = {"default=on"};
+        const Outcome on = run(s);
+        check(on.task_init == 0 && on.env.count("SLURM_DDP_SECRET") == 1 &&
+                  on.env.at("SLURM_DDP_SECRET") == std::string(64, 'a'),
+              s, on, "a --ddp step lost its secret");
     }
     {  // other contexts (slurmd, prolog/epilog, error): nothing at all, even with --ddp
         for (auto ctx : {S_CTX_SLURMD, S_CTX_JOB_SCRIPT, S_CTX_ERROR}) {
@@ -1089,11 +1125,15 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
             if (a.find("default") != std::string::npos || a.find("on") != std::string::npos)
                 site_may_enable = true;
         if (!s.option_given && !site_may_enable) {
-            check(o.env == s.env, s, o,
-                  "environment changed without --ddp:" + env_diff(s.env, o.env));
+            // Only srun's secret goes (made in case the node turned --ddp on; it did not).
+            Env want = s.env;
+            if (s.context == S_CTX_REMOTE && s.step_id && *s.step_id < 0xfffffff0u)
+                want.erase("SLURM_DDP_SECRET");
+            check(o.env == want, s, o,
+                  "environment changed without --ddp:" + env_diff(want, o.env));
             check(o.post_opt == 0 && o.task_init == 0, s, o, "failed without --ddp");
             check(plugin_time_lines(o).empty(), s, o, "logged its time without --ddp");
-            check(!o.secret, s, o, "secret without --ddp");
+            if (s.context != S_CTX_LOCAL) check(!o.secret, s, o, "secret without --ddp");
         }
         if (s.step_id && *s.step_id >= 0xfffffff0u)
             check(o.env == s.env && o.task_init == 0, s, o, "special step touched");

@@ -37,14 +37,14 @@ Hello sample_hello() {
 }
 
 TEST(WireFrame, HeaderLayout) {
-    const Bytes f = encode_reject(Reject{"no"});
-    ASSERT_EQ(f.size(), kHeaderSize + 4);
+    const Bytes f = encode_reject(Reject{"no", {}});
+    ASSERT_EQ(f.size(), kHeaderSize + 4 + kMacSize);
     EXPECT_EQ(std::string(f.begin(), f.begin() + 4), "SDDP");
     EXPECT_EQ(f[4], kVersion);
     EXPECT_EQ(f[5], static_cast<std::uint8_t>(MsgType::reject));
     EXPECT_EQ(f[6], 0);
     EXPECT_EQ(f[7], 0);
-    EXPECT_EQ(f[11], 4);  // big-endian length
+    EXPECT_EQ(f[11], 4 + kMacSize);  // big-endian length
 }
 
 TEST(WireFrame, EveryPrefixNeedsMoreBytes) {
@@ -77,13 +77,37 @@ TEST(WireFrame, GarbageIsRejectedFromTheFirstByte) {
     EXPECT_FALSE(decode_frame(partial, kMaxFramePayload).ok());
 }
 
+TEST(WireText, PrintableEscapesAndCaps) {
+    EXPECT_EQ(printable("n1-gpu.0", 64), "n1-gpu.0");
+    EXPECT_EQ(printable(std::string("a\nb\x1b[2J\\\xff", 9), 64), "a\\x0ab\\x1b[2J\\x5c\\xff");
+    EXPECT_EQ(printable(std::string(100, 'x'), 10), std::string(10, 'x') + "...");
+}
+
+TEST(WireFrame, RejectAndAbortCarryTheirProof) {
+    Reject r{"why", {}};
+    for (std::size_t i = 0; i < kMacSize; ++i) r.mac[i] = static_cast<std::uint8_t>(i * 7);
+    const Bytes rf = encode_reject(r);
+    Result<Reject> rd = decode_reject(std::span<const std::uint8_t>(rf).subspan(kHeaderSize));
+    ASSERT_TRUE(rd.ok());
+    EXPECT_EQ(rd->reason, "why");
+    EXPECT_EQ(rd->mac, r.mac);
+    Abort a{5, "gone", r.mac};
+    const Bytes af = encode_abort(a);
+    Result<Abort> ad = decode_abort(std::span<const std::uint8_t>(af).subspan(kHeaderSize));
+    ASSERT_TRUE(ad.ok());
+    EXPECT_EQ(ad->mac, r.mac);
+    // A reject without its proof (the previous release's layout) is refused.
+    EXPECT_FALSE(decode_reject(std::span<const std::uint8_t>(rf).subspan(kHeaderSize, 5)).ok());
+}
+
 TEST(WireFrame, BadVersionTypeFlags) {
     Bytes f = encode_reject(Reject{"x"});
     Bytes v = f;
-    v[4] = 2;
+    v[4] = 1;  // the previous release's protocol
     Result<std::optional<Frame>> rv = decode_frame(v, kMaxFramePayload);
     ASSERT_FALSE(rv.ok());
-    EXPECT_NE(rv.error().message.find("version 2"), std::string::npos);
+    EXPECT_NE(rv.error().message.find("version mismatch"), std::string::npos);
+    EXPECT_NE(rv.error().message.find("version 1, this build speaks 2"), std::string::npos);
     for (std::uint8_t t : {0, 9, 255}) {
         Bytes b = f;
         b[5] = t;

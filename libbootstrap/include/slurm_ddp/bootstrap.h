@@ -74,6 +74,11 @@ typedef struct sddp_options {
     int no_local_comm;       /* 1: skip the node-local communicator (saves one ncclCommSplit) */
     int nccl_unique_ids;     /* >1: ncclCommInitRankScalable with that many ids (large worlds);
                                 0 or 1: ncclCommInitRankConfig with one id */
+    /* UNSAFE. 1: let the TCP rendezvous run without SLURM_DDP_SECRET, so that any process that
+     * reaches MASTER_PORT can join as any rank. Only for launches without Slurm on a trusted
+     * network; SLURM_DDP_ALLOW_UNAUTHENTICATED=1 does the same. Without either, a missing secret
+     * is SDDP_ERR_RENDEZVOUS naming the variable. (Takes former tail padding: same size.) */
+    int allow_unauthenticated;
 } sddp_options;
 
 typedef struct sddp_handle sddp_handle;

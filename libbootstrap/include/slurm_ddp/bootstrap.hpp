@@ -42,6 +42,8 @@ struct Options {
     int master_port = 0;       // 0: MASTER_PORT from the environment
     bool local_comm = true;    // create the node-local communicator
     int nccl_unique_ids = 0;   // >1: ncclCommInitRankScalable
+    // UNSAFE: the TCP rendezvous without SLURM_DDP_SECRET (see bootstrap.h).
+    bool allow_unauthenticated = false;
 };
 
 class Session {
@@ -56,6 +58,7 @@ class Session {
         c.master_port = o.master_port;
         c.no_local_comm = o.local_comm ? 0 : 1;
         c.nccl_unique_ids = o.nccl_unique_ids;
+        c.allow_unauthenticated = o.allow_unauthenticated ? 1 : 0;
         check(sddp_init(&c, &h_));
     }
     ~Session() {

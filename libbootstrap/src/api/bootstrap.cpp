@@ -54,7 +54,8 @@ RendezvousConfig rendezvous_config(const sddp_handle& h) {
 void warn_unauthenticated(const sddp_handle& h) {
     if (h.id.rank != 0 || h.transport_name != "tcp" || !h.id.secret.empty()) return;
     log(LogLevel::warn,
-        std::string(contract::kSecretVar) + " is not set, so the TCP rendezvous on port " +
+        std::string(contract::kSecretVar) + " is not set and unauthenticated TCP was allowed (" +
+            contract::kAllowUnauthenticatedVar + "), so the rendezvous on port " +
             std::to_string(h.id.master_port.value_or(0)) +
             " is unauthenticated (any process that reaches it can join); srun --ddp sets a "
             "per-step secret");
@@ -133,7 +134,9 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     if (h->id.world_size == 1) {
         h->transport = make_self_transport();
     } else {
-        auto t = select_transport(s.transport, rendezvous_config(*h), env);
+        RendezvousConfig cfg = rendezvous_config(*h);
+        cfg.allow_unauthenticated = s.allow_unauthenticated;
+        auto t = select_transport(s.transport, cfg, env);
         if (!t) return fail_step(*h, Phase::rendezvous, "rendezvous", t.error());
         h->transport = std::move(*t);
     }

@@ -27,6 +27,10 @@ T get(const sddp_handle* h, T sddp_handle::*field, T fallback) {
 
 extern "C" {
 
+// allow_unauthenticated took the struct's tail padding: programs built against the older header
+// pass a struct of the same size, and sddp_options_init zeroes the field for them.
+static_assert(sizeof(void*) != 8 || sizeof(sddp_options) == 48, "sddp_options changed size");
+
 int sddp_options_init(sddp_options* o) {
     if (!o) return set_last_error(SDDP_ERR_INVALID_ARGUMENT, "slurm-ddp: sddp_options_init: NULL");
     *o = sddp_options{};

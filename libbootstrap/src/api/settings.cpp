@@ -1,6 +1,8 @@
 #include "api/settings.hpp"
 
+#include "core/contract.hpp"
 #include "core/identity.hpp"
+#include "core/secret_policy.hpp"
 
 namespace sddp::api {
 namespace {
@@ -60,6 +62,8 @@ Result<Settings> read_settings(const sddp_options* o, const EnvLookup& env) {
         return bad("nccl_unique_ids " + std::to_string(o->nccl_unique_ids) + " is negative");
     }
     s.unique_ids = o->nccl_unique_ids > 1 ? o->nccl_unique_ids : 1;
+    SDDP_TRY(allow, parse_allow_unauthenticated(env(contract::kAllowUnauthenticatedVar)));
+    s.allow_unauthenticated = o->allow_unauthenticated != 0 || allow;
     return s;
 }
 

@@ -23,6 +23,7 @@ struct Settings {
     std::optional<std::uint16_t> master_port;
     bool local_comm = true;
     int unique_ids = 1;
+    bool allow_unauthenticated = false;  // unsafe: TCP rendezvous without SLURM_DDP_SECRET
 };
 
 // Timeout: the option when > 0, else SLURM_DDP_TIMEOUT (seconds), else 300 s.

@@ -25,6 +25,8 @@ inline constexpr const char* kDeviceVar = "SLURM_DDP_DEVICE";
 inline constexpr const char* kTimeoutVar = "SLURM_DDP_TIMEOUT";
 // tcp | pmi2 | auto: which transport the library uses.
 inline constexpr const char* kTransportVar = "SLURM_DDP_TRANSPORT";
+// "1": run the TCP rendezvous without a secret (unsafe; launches without Slurm only).
+inline constexpr const char* kAllowUnauthenticatedVar = "SLURM_DDP_ALLOW_UNAUTHENTICATED";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
 

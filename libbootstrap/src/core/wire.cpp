@@ -189,6 +189,27 @@ Status check_record_size(std::size_t size) {
 
 }  // namespace
 
+std::string printable(std::string_view s, std::size_t cap) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(std::min(s.size(), cap) + 8);
+    for (const char ch : s) {
+        if (out.size() >= cap) {
+            out += "...";
+            break;
+        }
+        const auto c = static_cast<unsigned char>(ch);
+        if (c >= 0x20 && c < 0x7f && c != '\\') {
+            out += ch;
+        } else {
+            out += "\\x";
+            out += kHex[c >> 4];
+            out += kHex[c & 0xf];
+        }
+    }
+    return out;
+}
+
 std::string_view op_name(Op op) {
     switch (op) {
         case Op::broadcast:
@@ -211,9 +232,9 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("not an sddp rendezvous message (bad magic)");
     }
     if (buf.size() > 4 && buf[4] != kVersion) {
-        return invalid("peer speaks rendezvous protocol version " + std::to_string(buf[4]) +
-                       ", this build speaks " + std::to_string(kVersion) +
-                       " (mixed slurm-ddp versions in one job?)");
+        return invalid("version mismatch: the peer speaks rendezvous protocol version " +
+                       std::to_string(buf[4]) + ", this build speaks " + std::to_string(kVersion) +
+                       "; run the same slurm-ddp release on every node of the job");
     }
     if (buf.size() > 5 && !known_type(buf[5])) {
         return invalid("unknown message type " + std::to_string(buf[5]));
@@ -265,8 +286,9 @@ Bytes encode_welcome(const Welcome& m) {
 }
 
 Bytes encode_reject(const Reject& m) {
-    Writer w(MsgType::reject, m.reason.size() + 2);
+    Writer w(MsgType::reject, m.reason.size() + 2 + kMacSize);
     w.str(m.reason, kMaxReasonSize);
+    w.raw(m.mac);
     return std::move(w).finish();
 }
 
@@ -278,9 +300,10 @@ Bytes encode_joined(const Joined& m) {
 }
 
 Bytes encode_abort(const Abort& m) {
-    Writer w(MsgType::abort, 6 + m.reason.size());
+    Writer w(MsgType::abort, 6 + m.reason.size() + kMacSize);
     w.u32(m.code);
     w.str(m.reason, kMaxReasonSize);
+    w.raw(m.mac);
     return std::move(w).finish();
 }
 
@@ -360,6 +383,7 @@ Result<Reject> decode_reject(std::span<const std::uint8_t> payload) {
     Reader r(payload, "reject");
     Reject m;
     m.reason = r.str(kMaxReasonSize, "reason");
+    r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }
@@ -379,6 +403,7 @@ Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
     Abort m;
     m.code = r.u32("error code");
     m.reason = r.str(kMaxReasonSize, "reason");
+    r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }

@@ -3,7 +3,8 @@
 // Every message is one frame: a 12-byte header followed by `length` payload bytes.
 //
 //   offset 0  magic   "SDDP"        rejects port scanners and stray protocols at byte 1
-//          4  version 1             a peer from a different release is refused, not misread
+//          4  version 2             a peer from a different release is refused ("version
+//                                   mismatch"), not misread
 //          5  type    MsgType
 //          6  flags   0             reserved; non-zero is invalid so it can be used later
 //          8  length  u32 BE        payload bytes; checked against a cap before anything waits
@@ -31,7 +32,7 @@ namespace sddp {
 namespace wire {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'D', 'D', 'P'};
-inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint8_t kVersion = 2;
 inline constexpr std::size_t kHeaderSize = 12;
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMacSize = 32;
@@ -56,6 +57,11 @@ enum class MsgType : std::uint8_t {
     up = 7,         // child -> parent: this subtree's contribution to a collective
     down = 8,       // parent -> child: the collective's result
 };
+
+// Text a peer sent, fit for a log line: bytes outside printable ASCII (and the backslash) become
+// \xNN, and the result is cut near `cap` characters with "...". Anything from the wire that
+// reaches stderr goes through this first, so a peer cannot forge log lines or terminal escapes.
+std::string printable(std::string_view s, std::size_t cap);
 
 enum class Op : std::uint8_t { broadcast = 1, allgather = 2, barrier = 3, gather = 4 };
 std::string_view op_name(Op op);
@@ -99,6 +105,9 @@ struct Welcome {
 
 struct Reject {
     std::string reason;
+    // Proof that the refusing server holds the secret (tcp_auth.hpp): a client acts on a
+    // reject only when it verifies, so a squatter on the port cannot end a rank's join.
+    Mac mac{};
 };
 
 struct Joined {
@@ -108,6 +117,9 @@ struct Joined {
 struct Abort {
     std::uint32_t code = 0;  // an sddp::Errc value
     std::string reason;
+    // Only for an abort sent instead of a challenge (a node leader turning its locals away):
+    // proof that the sender holds the secret. After the handshake the session MAC covers it.
+    Mac mac{};
 };
 
 struct RankRecord {

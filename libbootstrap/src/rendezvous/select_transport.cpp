@@ -2,6 +2,7 @@
 
 #include "core/contract.hpp"
 #include "core/numbers.hpp"
+#include "core/secret_policy.hpp"
 #include "rendezvous/pmi2_transport.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
@@ -20,8 +21,14 @@ Status need_master(const RendezvousConfig& cfg, std::string_view why) {
                           "use srun --mpi=pmi2 for the PMI2 transport");
 }
 
-Result<std::unique_ptr<Transport>> tcp(const RendezvousConfig& cfg, std::string_view why) {
+Result<std::unique_ptr<Transport>> tcp(const RendezvousConfig& cfg, std::string_view why,
+                                       const EnvLookup& env) {
     SDDP_CHECK(need_master(cfg, why));
+    SecretFacts facts;
+    facts.have_secret = !cfg.secret.empty();
+    facts.allow_unauthenticated = cfg.allow_unauthenticated;
+    if (auto step = env(contract::kStepVar); step && !step->empty()) facts.ddp_step = *step;
+    SDDP_CHECK(check_secret_policy(facts));
     return make_tcp_transport(cfg);
 }
 
@@ -47,7 +54,8 @@ Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
                                                     const EnvLookup& env) {
     switch (choice) {
         case TransportChoice::tcp:
-            return tcp(cfg, std::string("chosen by ") + contract::kTransportVar + " or the option");
+            return tcp(cfg, std::string("chosen by ") + contract::kTransportVar + " or the option",
+                       env);
         case TransportChoice::pmi2:
             if (!pmi2_environment(env)) {
                 return make_error(Errc::unsupported,
@@ -64,9 +72,9 @@ Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
         auto t = make_pmi2_transport(cfg, env);
         // Only a missing library falls back: any other PMI2 failure is real and reported.
         if (t || t.error().code != Errc::unsupported || !need_master(cfg, "").ok()) return t;
-        return tcp(cfg, "libpmi2 is not available");
+        return tcp(cfg, "libpmi2 is not available", env);
     }
-    return tcp(cfg, "no srun --mpi=pmi2 environment");
+    return tcp(cfg, "no srun --mpi=pmi2 environment", env);
 }
 
 }  // namespace sddp

@@ -8,8 +8,19 @@
 //   server -> client  welcome: server rank and host,
 //                     HMAC(secret, "sddp-v1 server" | step_tag | client_nonce | server_nonce |
 //                          client rank | server rank)
+//   server -> client  or reject: reason,
+//                     HMAC(secret, "sddp-v2 reject" | step_tag | client_nonce | server_nonce |
+//                          reason)
 // Both nonces are fresh per connection, so a recorded hello or welcome cannot be replayed, and
-// the distinct labels keep one side's proof from being reflected as the other's.
+// the distinct labels keep one side's proof from being reflected as the other's. A client acts on
+// a reject (or an abort in place of the challenge) only when its proof verifies: anything else
+// may come from a process squatting on the port, and the client keeps trying to the deadline.
+//
+// After the welcome every frame, both ways, is followed by
+//   HMAC(session key, direction | sequence number | SHA-256(frame))
+// with session key = HMAC(secret, "sddp-v2 session" | step_tag | client_nonce | server_nonce),
+// so a relay on the path can neither alter, drop, reorder nor replay a frame (the NCCL id, say).
+// The frame's hash is computed once however many children receive it.
 #pragma once
 
 #include <cstdint>
@@ -34,5 +45,17 @@ wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
 // secret, the master port and the node rank, so concurrent steps (and, in tests, several
 // "nodes" on one host) never collide and outsiders cannot predict it to squat on it.
 std::string local_socket_name(const RendezvousConfig& cfg);
+
+wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
+                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
+                       const std::string& reason);
+
+// An abort sent in place of the challenge has no client nonce to bind to; it is bound to the
+// step instead (a replay can only repeat this step's own, true, news).
+wire::Mac early_abort_proof(const std::string& secret, const std::string& step_tag,
+                            std::uint32_t code, const std::string& reason);
+
+wire::Mac session_key(const std::string& secret, const std::string& step_tag,
+                      const wire::Nonce& client_nonce, const wire::Nonce& server_nonce);
 
 }  // namespace sddp::tcp

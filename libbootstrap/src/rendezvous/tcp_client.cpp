@@ -8,6 +8,7 @@
 #include <random>
 #include <thread>
 
+#include "core/contract.hpp"
 #include "core/hmac_sha256.hpp"
 #include "core/join_pacing.hpp"
 #include "rendezvous/tcp_auth.hpp"
@@ -23,6 +24,8 @@ struct Attempt {
     std::string why;  // for the final timeout message when retries run out
     std::optional<Error> error;
     std::optional<ParentLink> link;
+    // A reject or abort whose proof did not verify: retried, and quoted if time runs out.
+    std::optional<std::string> untrusted;
 };
 
 // Waits for one whole frame from a handshake peer. EOF returns nullopt with *eof set.
@@ -80,15 +83,26 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         a.why = eof ? "connection closed before the challenge" : "no challenge received";
         return a;
     }
+    const std::string tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     if ((*ch)->type == wire::MsgType::abort) {
-        // Our parent gave up before serving us (a node leader rank 0 refused): its reason is final.
+        // Our parent gave up before serving us (a node leader rank 0 refused): its reason is
+        // final, once it proves it comes from a holder of the secret.
         Result<wire::Abort> ab = wire::decode_abort((*ch)->payload());
+        if (!ab.ok() || !constant_time_equal(
+                            early_abort_proof(cfg.secret, tag, ab->code, ab->reason), ab->mac)) {
+            a.retry = true;
+            a.untrusted = "an abort it could not authenticate" +
+                          (ab.ok() ? ": " + wire::printable(ab->reason, 200) : std::string());
+            a.why = *a.untrusted;
+            return a;
+        }
         const bool known = ab.ok() && ab->code >= static_cast<std::uint32_t>(Errc::invalid_input) &&
                            ab->code <= static_cast<std::uint32_t>(Errc::internal);
-        a.error =
-            make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
-                       "rank " + std::to_string(cfg.rank) + " cannot join " + target.description +
-                           ": " + (ab.ok() ? ab->reason : std::string("it gave up")));
+        a.error = make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
+                             "rank " + std::to_string(cfg.rank) + " cannot join " +
+                                 target.description + ": " +
+                                 (ab.ok() ? wire::printable(ab->reason, wire::kMaxReasonSize)
+                                          : std::string("it gave up")));
         return a;
     }
     if ((*ch)->type != wire::MsgType::challenge) {
@@ -138,9 +152,19 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     if ((*reply)->type == wire::MsgType::reject) {
         Result<wire::Reject> rej = wire::decode_reject((*reply)->payload());
-        a.error = make_error(Errc::auth, target.description + " refused rank " +
-                                             std::to_string(cfg.rank) + ": " +
-                                             (rej.ok() ? rej->reason : "no reason given"));
+        if (!rej.ok() || !constant_time_equal(reject_proof(cfg.secret, tag, hello.client_nonce,
+                                                           challenge->server_nonce, rej->reason),
+                                              rej->mac)) {
+            a.retry = true;
+            a.untrusted = rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
+                                   : std::string("an unreadable refusal");
+            a.why = "refused without proof of the secret: " + *a.untrusted;
+            return a;
+        }
+        a.error = make_error(
+            Errc::auth, target.description + " refused rank " + std::to_string(cfg.rank) + ": " +
+                            (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
+                                      : "no reason given"));
         return a;
     }
     if ((*reply)->type != wire::MsgType::welcome) {
@@ -163,9 +187,10 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
                                              "process there is not this job's rendezvous server");
         return a;
     }
+    conn.seal(session_key(cfg.secret, tag, hello.client_nonce, challenge->server_nonce), true);
     ParentLink link;
     link.rank = welcome->rank;
-    link.host = welcome->host;
+    link.host = wire::printable(welcome->host, wire::kMaxHostSize);
     a.link = std::move(link);
     return a;
 }
@@ -184,6 +209,11 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     std::chrono::microseconds backoff(1000);
     std::string last_why = "no attempt finished";
     std::vector<SocketAddress> addrs;
+    // A node leader binds its local socket before anything else, and a leader that gives up
+    // tells its waiting locals why. So once a connect to it has succeeded, a refused one means
+    // the listener is gone with its process: say so now rather than retry to the timeout.
+    bool reached_leader = false;
+    std::optional<std::string> untrusted;
     if (!target.local) {
         const auto wait =
             join_delay(static_cast<std::uint32_t>(std::max(cfg.node_rank, 0)), accept_backlog());
@@ -211,6 +241,12 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             const auto attempt_deadline =
                 std::min(deadline, Clock::now() + std::chrono::seconds(5));
             ConnectOutcome c = connect_until(to, attempt_deadline);
+            if (!c.fd.valid() && target.local && reached_leader && c.err == ECONNREFUSED) {
+                return make_error(Errc::peer_lost,
+                                  "rank " + std::to_string(cfg.rank) + ": " + target.description +
+                                      " stopped listening before the join finished: it exited "
+                                      "or was killed (see its log)");
+            }
             if (!c.fd.valid()) {
                 last_why = errno_text(c.err);
                 if (!retryable_connect_error(c.err)) {
@@ -220,6 +256,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 }
                 continue;
             }
+            reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
             Attempt a = handshake(conn, target, cfg, host, deadline);
             if (a.error) return std::move(*a.error);
@@ -227,6 +264,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 a.link->conn = std::make_unique<Connection>(std::move(conn));
                 return std::move(*a.link);
             }
+            if (a.untrusted) untrusted = a.untrusted;
             last_why = a.why;
         }
         const auto now = Clock::now();
@@ -246,6 +284,18 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     char secs[32];
     (void)std::snprintf(secs, sizeof secs, "%.1f", waited);
+    if (untrusted) {
+        return make_error(
+            Errc::auth,
+            "rank " + std::to_string(cfg.rank) + ": " + target.description + " refused rank " +
+                std::to_string(cfg.rank) + " (" + *untrusted +
+                ") but could not prove it holds this step's secret, so the refusal was not "
+                "trusted and rank " +
+                std::to_string(cfg.rank) + " kept trying for " + secs +
+                " s. Something else holds the port (another process listening on the master "
+                "port), or rank 0 runs with a different " +
+                std::string(contract::kSecretVar) + " than this rank");
+    }
     return make_error(Errc::timeout,
                       "rank " + std::to_string(cfg.rank) + " could not reach " +
                           target.description + " within " + secs + " s (last error: " + last_why +

@@ -5,10 +5,46 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/hmac_sha256.hpp"
+
 namespace sddp::tcp {
+namespace {
+
+wire::Mac frame_mac(const wire::Mac& key, std::uint8_t label, std::uint64_t seq,
+                    const Digest& frame_digest) {
+    HmacSha256 h(std::span<const std::uint8_t>(key.data(), key.size()));
+    std::uint8_t head[9] = {label};
+    for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(seq >> (56 - 8 * i));
+    h.update(std::span<const std::uint8_t>(head, sizeof head));
+    h.update(frame_digest);
+    return h.finish();
+}
+
+// A frame sent to thousands of children is hashed once: the loop queues it to them one after
+// the other, so remembering the last frame is enough. A weak pointer, so that a new frame at a
+// freed one's address is never mistaken for it.
+const Digest& digest_of(const std::shared_ptr<const Bytes>& frame) {
+    thread_local std::weak_ptr<const Bytes> last;
+    thread_local Digest digest{};
+    if (last.lock() != frame) {
+        digest = sha256(std::span<const std::uint8_t>(*frame));
+        last = frame;
+    }
+    return digest;
+}
+
+}  // namespace
+
+void Connection::seal(const wire::Mac& session_key, bool client) {
+    sealed_ = true;
+    key_ = session_key;
+    send_label_ = client ? 'c' : 's';
+    recv_label_ = client ? 's' : 'c';
+}
 
 void Connection::read_available(std::size_t max_buffered) {
     if (eof_ || !fd_.valid()) return;
+    if (sealed_) max_buffered += wire::kMacSize;
     // Compact consumed bytes first so the buffer does not creep forward forever.
     if (in_pos_ > 0 && in_pos_ >= in_.size() / 2) {
         in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
@@ -44,11 +80,23 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
     const std::span<const std::uint8_t> avail(in_.data() + in_pos_, in_.size() - in_pos_);
     SDDP_TRY(frame, wire::decode_frame(avail, max_payload));
     if (!frame) return std::optional<OwnedFrame>();
+    const std::size_t trailer = sealed_ ? wire::kMacSize : 0;
+    if (avail.size() < frame->size + trailer) return std::optional<OwnedFrame>();
     OwnedFrame out;
     out.type = frame->type;
     out.raw = std::make_shared<const Bytes>(
         avail.begin(), avail.begin() + static_cast<std::ptrdiff_t>(frame->size));
-    in_pos_ += frame->size;
+    if (sealed_) {
+        const wire::Mac want = frame_mac(key_, recv_label_, received_++,
+                                         sha256(std::span<const std::uint8_t>(*out.raw)));
+        if (!constant_time_equal(want, avail.subspan(frame->size, wire::kMacSize))) {
+            return make_error(Errc::protocol,
+                              "a message failed its authentication check (bad MAC): something "
+                              "on the network path altered, dropped or injected rendezvous "
+                              "traffic");
+        }
+    }
+    in_pos_ += frame->size + trailer;
     if (in_pos_ == in_.size()) {
         in_.clear();
         in_pos_ = 0;
@@ -58,6 +106,12 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
 
 void Connection::send(std::shared_ptr<const Bytes> frame) {
     if (broken_ || !fd_.valid() || frame->empty()) return;
+    if (sealed_) {
+        const wire::Mac mac = frame_mac(key_, send_label_, sent_++, digest_of(frame));
+        out_.push_back(Chunk{std::move(frame), 0});
+        out_.push_back(Chunk{std::make_shared<const Bytes>(mac.begin(), mac.end()), 0});
+        return;
+    }
     out_.push_back(Chunk{std::move(frame), 0});
 }
 

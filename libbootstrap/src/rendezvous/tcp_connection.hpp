@@ -53,6 +53,11 @@ class Connection {
     int last_errno() const { return last_errno_; }
     std::size_t buffered_input() const { return in_.size() - in_pos_; }
 
+    // From now on every frame sent is followed by its MAC and every frame received must carry
+    // a valid one (see tcp_auth.hpp). `client`: which direction label this side sends with.
+    void seal(const wire::Mac& session_key, bool client);
+    bool sealed() const { return sealed_; }
+
     // Half-close: the peer reads EOF once it has consumed what we queued.
     void shutdown_write();
     void close() { fd_.reset(); }
@@ -70,6 +75,12 @@ class Connection {
     std::deque<Chunk> out_;
     bool eof_ = false;
     bool broken_ = false;
+    bool sealed_ = false;
+    wire::Mac key_{};
+    std::uint8_t send_label_ = 0;
+    std::uint8_t recv_label_ = 0;
+    std::uint64_t sent_ = 0;
+    std::uint64_t received_ = 0;
     int last_errno_ = 0;
 };
 

@@ -19,8 +19,14 @@
 namespace sddp::tcp {
 namespace {
 
-constexpr std::uint64_t kSelfOwner = 3;  // owner_ entry for rank 0 itself
 constexpr std::size_t kRefusalsLoggedInFull = 10;
+
+// "127.0.0.2" from "127.0.0.2:41234" (or "[::1]" from "[::1]:41234"): admission counts hosts,
+// not connections.
+std::string host_part(const std::string& addr) {
+    const auto colon = addr.rfind(':');
+    return colon == std::string::npos ? addr : addr.substr(0, colon);
+}
 
 }  // namespace
 
@@ -29,12 +35,10 @@ Status Node::run_join() {
     const auto deadline = deadline_from(start);
     if (cfg_.world_size == 1) return ok_status();
     SDDP_CHECK(start_listening());
-    if (is_root_) {
-        owner_.assign(static_cast<std::size_t>(cfg_.world_size), 0);
-        owner_[0] = kSelfOwner;
-        known_ = 1;
+    if (is_root_ || serves_locals_) {
+        join_.emplace(is_root_, cfg_.world_size, serves_locals_ ? cfg_.local_world_size : 1,
+                      cfg_.rank, cfg_.node_rank);
     }
-    if (serves_locals_) local_seen_.assign(static_cast<std::size_t>(cfg_.local_world_size), 0);
     // A node leader reaches rank 0 before serving its locals; they wait in the listen backlog.
     if (Status up = connect_parent(); !up.ok()) {
         if (serves_locals_) turn_away_locals(up.error(), deadline);
@@ -68,7 +72,10 @@ Status Node::run_join() {
     if (failed_) return *failed_;
     // Everyone is here: stop accepting, so late strangers get a refused connection.
     close_listeners();
-    std::vector<std::uint64_t> stale(pending_.begin(), pending_.end());
+    std::vector<std::uint64_t> stale;
+    for (const auto& [id, link] : links_) {
+        if (link->kind == Kind::pending) stale.push_back(id);
+    }
     for (const std::uint64_t id : stale) remove_link(id);
     return wait_for_output(deadline, "the join");
 }
@@ -78,10 +85,16 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // report only that they could not reach it. They start with the leader, so they are in the
     // backlog already or about to be: a short, bounded wait catches them.
     if (!local_listener_.valid()) return;
-    const Bytes frame = wire::encode_abort(
-        wire::Abort{static_cast<std::uint32_t>(why.code),
-                    "the node leader, " + self_ + ", could not join: " + why.message});
-    const auto until = std::min(deadline, Clock::now() + std::chrono::seconds(1));
+    wire::Abort abort{static_cast<std::uint32_t>(why.code),
+                      ("the node leader, " + self_ + ", could not join: " + why.message)
+                          .substr(0, wire::kMaxReasonSize),
+                      {}};
+    abort.mac = early_abort_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                                  abort.code, abort.reason);
+    const Bytes frame = wire::encode_abort(abort);
+    // A leader that gave up at its own deadline still has the locals' slack (they time out
+    // margin_/2 after it, see deadline_from) to tell them why.
+    const auto until = std::min(deadline + margin_ / 2, Clock::now() + std::chrono::seconds(1));
     int told = 0;
     while (told < cfg_.local_world_size - 1 && Clock::now() < until) {
         pollfd p{local_listener_.get(), POLLIN, 0};
@@ -96,47 +109,40 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
 }
 
 bool Node::join_complete() const {
-    if (is_root_ && known_ < cfg_.world_size) return false;
-    if (serves_locals_ && locals_joined_ < cfg_.local_world_size - 1) return false;
-    return true;
+    return !join_ || join_->complete();
 }
 
 std::string Node::describe_join_missing() const {
-    if (is_root_ && known_ < cfg_.world_size) {
-        std::vector<int> missing;
-        for (std::size_t r = 0; r < owner_.size(); ++r) {
-            if (owner_[r] == 0) missing.push_back(static_cast<int>(r));
-        }
+    if (!join_) return "waiting for nothing";
+    if (is_root_ && join_->known() < cfg_.world_size) {
+        const std::vector<int> missing = join_->missing_ranks();
         std::string s = "waiting for " + std::to_string(missing.size()) + " of " +
                         std::to_string(cfg_.world_size) + " ranks to join rank 0 at " + master_ +
                         ": missing ranks " + format_rank_list(missing);
         std::string partial;
         int listed = 0;
-        for (const Link* c : children_) {
-            if (c->via_local || c->local_world_size <= 1) continue;
-            if (c->locals_joined >= c->local_world_size - 1) continue;
+        for (const auto& [via, p] : join_->incomplete_leaders()) {
             if (listed++ == 8) {
                 partial += ", ...";
                 break;
             }
-            partial += (partial.empty() ? "" : ", ") + c->host + " (node leader rank " +
-                       std::to_string(c->rank) + ", " + std::to_string(c->locals_joined + 1) +
-                       " of " + std::to_string(c->local_world_size) + " local ranks joined)";
+            const auto link = links_.find(via);
+            const std::string host = link == links_.end() ? "?" : link->second->host;
+            partial += (partial.empty() ? "" : ", ") + host + " (node leader rank " +
+                       std::to_string(p.rank) + ", " + std::to_string(p.locals_joined + 1) +
+                       " of " + std::to_string(p.local_world_size) + " local ranks joined)";
         }
-        if (locals_joined_ < cfg_.local_world_size - 1) {
+        if (join_->locals_joined() < cfg_.local_world_size - 1) {
             partial += (partial.empty() ? "" : ", ") + host_ + " (rank 0's own node, " +
-                       std::to_string(locals_joined_ + 1) + " of " +
+                       std::to_string(join_->locals_joined() + 1) + " of " +
                        std::to_string(cfg_.local_world_size) + " local ranks joined)";
         }
         if (!partial.empty()) s += "; incomplete nodes: " + partial;
         return s + ". Those ranks did not start, crashed, or cannot reach " + master_;
     }
-    std::vector<int> missing;
-    for (std::size_t l = 1; l < local_seen_.size(); ++l) {
-        if (!local_seen_[l]) missing.push_back(static_cast<int>(l));
-    }
-    return "waiting for local ranks " + format_rank_list(missing) + " of node " +
-           std::to_string(cfg_.node_rank) + " (" + std::to_string(cfg_.local_world_size) +
+    return "waiting for local ranks " + format_rank_list(join_->missing_local_ranks()) +
+           " of node " + std::to_string(cfg_.node_rank) + " (" +
+           std::to_string(cfg_.local_world_size) +
            " local ranks) to join their node leader; they did not start or crashed";
 }
 
@@ -190,11 +196,6 @@ void Node::accept_from(bool local) {
 }
 
 void Node::admit(Fd fd, bool local) {
-    if (pending_.size() >= max_pending_) {
-        // Too many unauthenticated connections at once: drop this one; a real rank retries.
-        ++shed_;
-        return;
-    }
     Result<wire::Nonce> nonce = make_nonce();
     if (!nonce.ok()) {
         log(self_ + ": " + nonce.error().message);
@@ -210,44 +211,51 @@ void Node::admit(Fd fd, bool local) {
     Link& link = *owned;
     link.via_local = local;
     link.server_nonce = *nonce;
-    link.handshake_deadline = Clock::now() + handshake_timeout_;
-    next_expiry_ = std::min(next_expiry_, link.handshake_deadline);
+    const std::string host = local ? addr : host_part(addr);
+    const Admission::Decision d = admission_->arrive(id, host, Clock::now());
     links_.emplace(id, std::move(owned));
-    pending_.insert(id);
+    if (d.evict) {
+        // The table is full: the busiest address gives up its oldest slot (core/admission.hpp).
+        if (d.report) report_drop(host, "evicted to make room: the handshake table was full");
+        ++shed_;
+        remove_link(*d.evict);
+    }
     send_to(link, std::make_shared<const Bytes>(
                       wire::encode_challenge(wire::Challenge{link.server_nonce})));
 }
 
 void Node::expire_handshakes(Clock::time_point now) {
-    next_expiry_ = Clock::time_point::max();
-    std::vector<std::uint64_t> expired;
-    for (const std::uint64_t id : pending_) {
-        Link* link = find(id);
-        if (link == nullptr) continue;
-        if (link->handshake_deadline <= now) {
-            expired.push_back(id);
-        } else {
-            next_expiry_ = std::min(next_expiry_, link->handshake_deadline);
+    for (const Admission::Expired& e : admission_->expire(now)) {
+        if (e.report) {
+            report_drop(e.address,
+                        ("no valid hello within " + seconds_text(handshake_timeout_)).c_str());
         }
-    }
-    for (const std::uint64_t id : expired) {
-        Link* link = find(id);
-        if (refusals_++ < kRefusalsLoggedInFull) {
-            log(self_ + ": dropped " + link->conn.addr() + ": no valid hello within " +
-                seconds_text(handshake_timeout_));
-        }
-        remove_link(id);
+        remove_link(e.id);
     }
 }
 
-void Node::refuse(Link& link, const std::string& reason) {
+void Node::report_drop(const std::string& address, const char* why) {
+    // Once per address: a flood must not turn into a flood of log lines.
+    log(self_ + ": dropping unauthenticated connections from " + address + " (" + why +
+        "); a port scanner or a flood, since MASTER_PORT is derivable from the job id. The "
+        "busiest address gives way first, so ranks from elsewhere still get in; further drops "
+        "from this address are not reported");
+}
+
+void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello* hello) {
+    const std::string reason = full_reason.substr(0, wire::kMaxReasonSize);
     if (refusals_++ < kRefusalsLoggedInFull || refusals_ % 1000 == 0) {
         log(self_ + ": refused a connection from " + link.conn.addr() + ": " + reason +
             (refusals_ > kRefusalsLoggedInFull ? " (" + std::to_string(refusals_) + " so far)"
                                                : ""));
     }
     // Best effort: a reject is tiny and the socket buffer empty, so one write sends it whole.
-    link.conn.send(wire::encode_reject(wire::Reject{reason}));
+    wire::Reject reject{reason, {}};
+    if (hello != nullptr) {
+        reject.mac = reject_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                                  hello->client_nonce, link.server_nonce, reason);
+    }
+    link.conn.send(wire::encode_reject(reject));
     link.conn.flush();
     link.conn.shutdown_write();
     remove_link(link.id);
@@ -256,8 +264,9 @@ void Node::refuse(Link& link, const std::string& reason) {
 std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello& h) const {
     const std::string tag = cfg_.step_tag.substr(0, wire::kMaxTagSize);
     if (h.step_tag != tag) {
-        return "step tag mismatch: the peer belongs to step '" + h.step_tag + "', this is step '" +
-               tag + "'";
+        // Not this step's tag in return: a prober learns nothing about the step it reached.
+        return "step tag mismatch: the peer belongs to another step ('" +
+               wire::printable(h.step_tag, 64) + "')";
     }
     // Only now, with the step confirmed, does the proof mean anything.
     if (!constant_time_equal(client_proof(cfg_.secret, link.server_nonce, h), h.mac)) {
@@ -267,47 +276,11 @@ std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello
         return "world size mismatch: the peer says " + std::to_string(h.world_size) + ", rank " +
                std::to_string(cfg_.rank) + " has " + std::to_string(cfg_.world_size);
     }
-    if (h.rank < 0 || h.rank >= cfg_.world_size) {
-        return "rank " + std::to_string(h.rank) + " is out of range for world size " +
-               std::to_string(cfg_.world_size);
-    }
-    if (h.rank == cfg_.rank) return "rank " + std::to_string(h.rank) + " is this rank";
     if (link.via_local) {
-        if (h.node_rank != cfg_.node_rank || h.local_world_size != cfg_.local_world_size ||
-            h.local_rank < 1 || h.local_rank >= cfg_.local_world_size) {
-            return "rank " + std::to_string(h.rank) + " (local rank " +
-                   std::to_string(h.local_rank) + " of " + std::to_string(h.local_world_size) +
-                   ", node " + std::to_string(h.node_rank) + ") does not belong to node " +
-                   std::to_string(cfg_.node_rank) + " (" + std::to_string(cfg_.local_world_size) +
-                   " local ranks)";
-        }
-        if (local_seen_[static_cast<std::size_t>(h.local_rank)]) {
-            return "duplicate local rank " + std::to_string(h.local_rank) + " on node " +
-                   std::to_string(cfg_.node_rank);
-        }
-        for (const Link* c : children_) {
-            if (c->rank == h.rank) return "duplicate rank " + std::to_string(h.rank);
-        }
-        if (is_root_ && owner_[static_cast<std::size_t>(h.rank)] != 0) {
-            return "duplicate rank " + std::to_string(h.rank);
-        }
-        return std::nullopt;
+        return join_->check_local(h.rank, h.local_rank, h.local_world_size, h.node_rank);
     }
-    // Over TCP only node leaders (or every rank, without local information) reach rank 0.
     if (!is_root_) return "this rank does not accept TCP peers";
-    if (h.local_world_size < 1 || h.local_rank != 0) {
-        return "rank " + std::to_string(h.rank) + " is local rank " + std::to_string(h.local_rank) +
-               " and must join through its node leader";
-    }
-    if (owner_[static_cast<std::size_t>(h.rank)] != 0) {
-        return "duplicate rank " + std::to_string(h.rank) + ": it has already joined";
-    }
-    if (known_ + h.local_world_size > cfg_.world_size) {
-        return "rank " + std::to_string(h.rank) + " leads " + std::to_string(h.local_world_size) +
-               " local ranks, more than the " + std::to_string(cfg_.world_size - known_) +
-               " still expected";
-    }
-    return std::nullopt;
+    return join_->check_direct(h.rank, h.local_rank, h.local_world_size);
 }
 
 bool Node::on_hello(Link& link, const OwnedFrame& frame) {
@@ -317,7 +290,7 @@ bool Node::on_hello(Link& link, const OwnedFrame& frame) {
         return false;
     }
     if (std::optional<std::string> why = check_hello(link, *hello)) {
-        refuse(link, *why);
+        refuse(link, *why, &*hello);
         return false;
     }
     accept_child(link, *hello);
@@ -325,13 +298,13 @@ bool Node::on_hello(Link& link, const OwnedFrame& frame) {
 }
 
 void Node::accept_child(Link& link, const wire::Hello& h) {
-    pending_.erase(link.id);
+    admission_->leave(link.id);
     link.kind = Kind::child;
     link.rank = h.rank;
     link.local_rank = h.local_rank;
     link.local_world_size = h.local_world_size;
     link.node_rank = h.node_rank;
-    link.host = h.host;
+    link.host = wire::printable(h.host, wire::kMaxHostSize);
     children_.push_back(&link);
     wire::Welcome w;
     w.rank = cfg_.rank;
@@ -339,14 +312,15 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
     w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
                          link.server_nonce, h.rank, cfg_.rank);
     send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
+    link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                               h.client_nonce, link.server_nonce),
+                   false);
     if (link.via_local) {
-        local_seen_[static_cast<std::size_t>(h.local_rank)] = 1;
-        ++locals_joined_;
+        join_->add_local(link.id, h.rank, h.local_rank);
+    } else {
+        join_->add_direct(link.id, h.rank, h.local_world_size);
     }
-    if (is_root_) {
-        owner_[static_cast<std::size_t>(h.rank)] = link.id;
-        ++known_;
-    } else if (parent_ != nullptr) {
+    if (!is_root_ && parent_ != nullptr) {
         // Tell rank 0 at once, so that its view of who is missing stays exact.
         send_to(*parent_,
                 std::make_shared<const Bytes>(wire::encode_joined(wire::Joined{{h.rank}})));
@@ -362,20 +336,19 @@ void Node::on_joined(Link& link, const OwnedFrame& frame) {
         return;
     }
     for (const std::int32_t r : joined->ranks) {
-        const bool fits = !link.via_local && link.locals_joined < link.local_world_size - 1;
-        if (r <= 0 || r >= cfg_.world_size || owner_[static_cast<std::size_t>(r)] != 0 || !fits) {
+        std::optional<std::string> bad;
+        if (link.via_local) {
+            bad = "reports rank " + std::to_string(r) + " but is not a node leader";
+        } else {
+            bad = join_->report_local(link.id, r);
+        }
+        if (bad) {
             fail(make_error(Errc::invalid_input,
-                            self_ + ": node leader " + describe(link) + " reports rank " +
-                                std::to_string(r) +
-                                ", which is out of range, already joined elsewhere, or one more "
-                                "than its local world size: are SLURM_LOCALID/SLURM_NODEID "
-                                "consistent across the job?"),
+                            self_ + ": node leader " + describe(link) + " " + *bad +
+                                ": are SLURM_LOCALID/SLURM_NODEID consistent across the job?"),
                  &link);
             return;
         }
-        owner_[static_cast<std::size_t>(r)] = link.id;
-        ++link.locals_joined;
-        ++known_;
     }
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/contract.hpp"
 #include "core/log.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
@@ -54,6 +55,10 @@ Status validate(const RendezvousConfig& c) {
                    std::to_string(c.rank));
     }
     if (c.timeout.count() <= 0) return bad("rendezvous: the timeout must be positive");
+    if (c.world_size > 1 && c.secret.empty() && !c.allow_unauthenticated) {
+        return bad("rendezvous: no step secret (" + std::string(contract::kSecretVar) +
+                   ") and unauthenticated TCP was not allowed");
+    }
     return ok_status();
 }
 
@@ -105,7 +110,8 @@ Clock::time_point Node::deadline_from(Clock::time_point start) const {
 Status Node::start_listening() {
     // One socket per node leader at the root: lift the soft fd limit to the hard one.
     const std::uint64_t fds = raise_fd_limit();
-    max_pending_ = static_cast<std::size_t>(std::clamp<std::uint64_t>(fds / 4, 16, 4096));
+    admission_.emplace(static_cast<std::size_t>(std::clamp<std::uint64_t>(fds / 4, 16, 4096)),
+                       handshake_timeout_);
     epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
     const bool need_tcp =
@@ -203,7 +209,7 @@ void Node::remove_link(std::uint64_t id) {
     }
     if (link == parent_) parent_ = nullptr;
     std::erase(children_, link);
-    pending_.erase(id);
+    if (link->kind == Kind::pending && admission_) admission_->leave(id);
     links_.erase(id);
 }
 
@@ -216,7 +222,7 @@ void Node::send_to(Link& link, std::shared_ptr<const Bytes> frame) {
 void Node::pump(Clock::time_point until) {
     touched_.clear();
     auto wake = until;
-    if (!pending_.empty()) wake = std::min(wake, next_expiry_);
+    if (admission_) wake = std::min(wake, admission_->next_deadline());
     if (listeners_paused_) wake = std::min(wake, listeners_paused_until_);
     epoll_event events[256];
     const int n = ::epoll_wait(epoll_.get(), events, 256, poll_timeout_ms(wake));
@@ -230,7 +236,7 @@ void Node::pump(Clock::time_point until) {
     }
     if (failed_) return;
     const auto now = Clock::now();
-    if (!pending_.empty() && now >= next_expiry_) expire_handshakes(now);
+    if (admission_ && now >= admission_->next_deadline()) expire_handshakes(now);
     if (listeners_paused_ && now >= listeners_paused_until_) {
         listeners_paused_ = false;
         // Best effort: a listener that cannot be re-armed leaves its peers to time out, named.
@@ -294,7 +300,8 @@ bool Node::process_frames(Link& link) {
         switch (frame.type) {
             case wire::MsgType::abort: {
                 Result<wire::Abort> a = wire::decode_abort(frame.payload());
-                Error e = a.ok() ? make_error(static_cast<Errc>(a->code), a->reason)
+                Error e = a.ok() ? make_error(static_cast<Errc>(a->code),
+                                              wire::printable(a->reason, wire::kMaxReasonSize))
                                  : make_error(Errc::peer_lost, self_ + ": " + describe(link) +
                                                                    " aborted the rendezvous");
                 const auto code = static_cast<std::uint32_t>(e.code);
@@ -368,7 +375,7 @@ void Node::teardown() {
     }
     links_.clear();
     children_.clear();
-    pending_.clear();
+    admission_.reset();
     parent_ = nullptr;
     out_armed_ = 0;
     epoll_.reset();
@@ -396,12 +403,9 @@ Status Node::wait_for_output(Clock::time_point deadline, std::string_view during
 std::vector<int> Node::ranks_behind(const Link& link) const {
     std::vector<int> out;
     if (link.rank >= 0) out.push_back(link.rank);
-    if (is_root_ && link.kind == Kind::child && link.local_world_size > 1 && !link.via_local) {
-        for (std::size_t r = 0; r < owner_.size(); ++r) {
-            if (owner_[r] == link.id && static_cast<int>(r) != link.rank) {
-                out.push_back(static_cast<int>(r));
-            }
-        }
+    if (is_root_ && join_ && link.kind == Kind::child && link.local_world_size > 1 &&
+        !link.via_local) {
+        return join_->ranks_via(link.id);
     }
     return out;
 }

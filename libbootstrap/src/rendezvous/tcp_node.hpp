@@ -5,8 +5,10 @@
 // (local_world_size == 1) every rank is a direct TCP child of the root. The loop runs only inside
 // calls made by the owning thread: no background thread, no thread per peer, every wait bounded.
 //
-// Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp the
-// server side of the handshake and join accounting; tcp_collectives.cpp the collectives.
+// Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp drives
+// the server side of the handshake; tcp_collectives.cpp the collectives. Who may wait in the
+// handshake (core/admission.hpp) and who has joined (core/join_accounting.hpp) are pure state
+// machines that the loop only feeds with events.
 #pragma once
 
 #include <chrono>
@@ -17,9 +19,10 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <unordered_set>
 #include <vector>
 
+#include "core/admission.hpp"
+#include "core/join_accounting.hpp"
 #include "core/result.hpp"
 #include "core/wire.hpp"
 #include "rendezvous/tcp_connection.hpp"
@@ -31,22 +34,23 @@ namespace sddp::tcp {
 // "2.5 s", for messages.
 std::string seconds_text(Clock::duration d);
 
-class Node {
+class Node final : public Transport {
   public:
     // Listens and/or connects, authenticates, and waits until this rank's subtree has joined
     // (the whole world, on rank 0). Bounded by cfg.timeout.
     static Result<std::unique_ptr<Node>> create(const RendezvousConfig& cfg);
-    ~Node();
+    ~Node() override;
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
 
-    const RendezvousConfig& config() const { return cfg_; }
-
-    Status broadcast(Bytes& bytes, int root);
-    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine);
-    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine);
-    Status barrier();
-    void abort(std::string_view reason);
+    int rank() const override { return cfg_.rank; }
+    int world_size() const override { return cfg_.world_size; }
+    std::string_view name() const override { return "tcp"; }
+    Status broadcast(Bytes& bytes, int root) override;
+    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override;
+    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override;
+    Status barrier() override;
+    void abort(std::string_view reason) override;
 
   private:
     enum class Kind { pending, child, parent };
@@ -58,15 +62,13 @@ class Node {
         bool via_local = false;  // accepted on (or connected over) the node-local socket
         std::uint32_t events = 0;
         // Handshake (server side).
-        Clock::time_point handshake_deadline{};
         wire::Nonce server_nonce{};
         // Identity, once authenticated.
         int rank = -1;
         int local_rank = 0;
         int local_world_size = 1;
         int node_rank = 0;
-        std::string host;
-        int locals_joined = 0;  // root: ranks this node leader has reported
+        std::string host;  // as the peer said, made printable
         std::deque<OwnedFrame> inbox;
         Link(std::uint64_t i, Connection c) : id(i), conn(std::move(c)) {}
     };
@@ -94,11 +96,13 @@ class Node {
     void accept_from(bool local);
     void admit(Fd fd, bool local);
     bool on_hello(Link& link, const OwnedFrame& frame);
-    void refuse(Link& link, const std::string& reason);
+    // `hello`: the peer's, when it got that far; the reject then carries our proof.
+    void refuse(Link& link, const std::string& reason, const wire::Hello* hello = nullptr);
     std::optional<std::string> check_hello(const Link& link, const wire::Hello& h) const;
     void accept_child(Link& link, const wire::Hello& h);
     void on_joined(Link& link, const OwnedFrame& frame);
     void expire_handshakes(Clock::time_point now);
+    void report_drop(const std::string& address, const char* why);
     bool join_complete() const;
     std::string describe_join_missing() const;
     void close_listeners();
@@ -141,18 +145,11 @@ class Node {
     std::uint64_t next_id_ = 16;
     Link* parent_ = nullptr;
     std::vector<Link*> children_;
-    std::unordered_set<std::uint64_t> pending_;
-    Clock::time_point next_expiry_ = Clock::time_point::max();
-    std::size_t max_pending_ = 1024;
+    std::optional<Admission> admission_;  // once listening
     std::size_t out_armed_ = 0;
     std::vector<std::uint64_t> touched_;
 
-    // Join accounting. Root: which link each rank arrived through (0 = not yet).
-    std::vector<std::uint64_t> owner_;
-    int known_ = 0;
-    // Node leader: which local ranks have joined.
-    std::vector<char> local_seen_;
-    int locals_joined_ = 0;
+    std::optional<JoinAccounting> join_;  // root and node leaders, once the join starts
 
     std::uint64_t seq_ = 0;
     std::optional<Error> failed_;

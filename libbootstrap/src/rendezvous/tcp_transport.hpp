@@ -11,7 +11,10 @@
 // (see tcp_auth.hpp); peers with the wrong secret, step, world size, or a duplicate or
 // out-of-range rank are refused with a reason and logged, and the job carries on. Unauthenticated
 // connections are capped in number and in buffered bytes (4 KiB) and dropped after a handshake
-// deadline (half the timeout, at most 5 s), so scanners, garbage and silent clients cost little.
+// deadline (half the timeout, at most 5 s), so scanners, garbage and silent clients cost little;
+// when the table is full the busiest address's oldest handshake gives way (core/admission.hpp).
+// A client believes a refusal only with the server's proof of the secret, and every frame after
+// the handshake carries a MAC (tcp_auth.hpp).
 //
 // Message rounds (hops counted on the longest path, leader = one extra hop):
 //   join        TCP/Unix connect, challenge, hello, welcome (1.5 RTT per link), plus one `joined`
@@ -55,9 +58,9 @@
 namespace sddp {
 
 // Joins the rendezvous (bounded by cfg.timeout, like every later call) and returns a Transport
-// whose connections stay open until it is destroyed. An empty cfg.secret works but is
-// unauthenticated: anyone who can reach the port can join (the caller should warn; see
-// tcp_transport_is_authenticated).
+// whose connections stay open until it is destroyed. An empty cfg.secret is refused unless
+// cfg.allow_unauthenticated: then anyone who can reach the port can join (the caller warns;
+// see tcp_transport_is_authenticated).
 Result<std::unique_ptr<Transport>> make_tcp_transport(const RendezvousConfig& cfg);
 
 inline bool tcp_transport_is_authenticated(const RendezvousConfig& cfg) {

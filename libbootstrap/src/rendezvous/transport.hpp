@@ -50,7 +50,8 @@ struct RendezvousConfig {
     int node_rank = 0;
     std::string master_addr;  // host of rank 0 (TCP only)
     std::uint16_t master_port = 0;
-    std::string secret;    // raw per-step secret bytes; empty = unauthenticated (warned)
+    std::string secret;  // raw per-step secret bytes; empty only with allow_unauthenticated
+    bool allow_unauthenticated = false;  // the user's explicit, unsafe opt-in
     std::string step_tag;  // "jobid.stepid" or similar: peers from another step are refused
     std::string host;      // this rank's host name, for error messages
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
