@@ -21,17 +21,10 @@ class Writer {
         out_[5] = static_cast<std::uint8_t>(type);
     }
     void u8(std::uint8_t v) { out_.push_back(v); }
-    void u16(std::uint16_t v) {
-        out_.push_back(static_cast<std::uint8_t>(v >> 8));
-        out_.push_back(static_cast<std::uint8_t>(v));
-    }
-    void u32(std::uint32_t v) {
-        for (int s = 24; s >= 0; s -= 8) out_.push_back(static_cast<std::uint8_t>(v >> s));
-    }
+    void u16(std::uint16_t v) { put_be16(out_, v); }
+    void u32(std::uint32_t v) { put_be32(out_, v); }
     void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
-    void u64(std::uint64_t v) {
-        for (int s = 56; s >= 0; s -= 8) out_.push_back(static_cast<std::uint8_t>(v >> s));
-    }
+    void u64(std::uint64_t v) { put_be64(out_, v); }
     void raw(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
     // Human-readable text: truncated to its cap rather than refused.
     void str(std::string_view s, std::size_t cap) {
@@ -44,8 +37,9 @@ class Writer {
         raw(b);
     }
     Bytes finish() && {
-        const std::uint32_t len = static_cast<std::uint32_t>(out_.size() - kHeaderSize);
-        for (int i = 0; i < 4; ++i) out_[8 + i] = static_cast<std::uint8_t>(len >> (24 - 8 * i));
+        Bytes len;
+        put_be32(len, static_cast<std::uint32_t>(out_.size() - kHeaderSize));
+        std::copy(len.begin(), len.end(), out_.begin() + 8);
         return std::move(out_);
     }
 
@@ -65,27 +59,10 @@ class Reader {
         if (!need(1, field)) return 0;
         return in_[pos_++];
     }
-    std::uint16_t u16(const char* field) {
-        if (!need(2, field)) return 0;
-        const std::uint16_t v = static_cast<std::uint16_t>((in_[pos_] << 8) | in_[pos_ + 1]);
-        pos_ += 2;
-        return v;
-    }
-    std::uint32_t u32(const char* field) {
-        if (!need(4, field)) return 0;
-        std::uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v = (v << 8) | in_[pos_ + i];
-        pos_ += 4;
-        return v;
-    }
+    std::uint16_t u16(const char* field) { return number<std::uint16_t>(field); }
+    std::uint32_t u32(const char* field) { return number<std::uint32_t>(field); }
     std::int32_t i32(const char* field) { return static_cast<std::int32_t>(u32(field)); }
-    std::uint64_t u64(const char* field) {
-        if (!need(8, field)) return 0;
-        std::uint64_t v = 0;
-        for (int i = 0; i < 8; ++i) v = (v << 8) | in_[pos_ + i];
-        pos_ += 8;
-        return v;
-    }
+    std::uint64_t u64(const char* field) { return number<std::uint64_t>(field); }
     template <std::size_t N>
     void fixed(std::array<std::uint8_t, N>& out, const char* field) {
         if (!need(N, field)) return;
@@ -140,6 +117,16 @@ class Reader {
         }
         return true;
     }
+    // Big-endian through the shared reader; need() already checked the length.
+    template <typename T>
+    T number(const char* field) {
+        if (!need(sizeof(T), field)) return 0;
+        BigEndianReader r(in_.subspan(pos_, sizeof(T)));
+        pos_ += sizeof(T);
+        if constexpr (sizeof(T) == 2) return r.u16().value_or(0);
+        if constexpr (sizeof(T) == 4) return r.u32().value_or(0);
+        return r.u64().value_or(0);
+    }
 
     std::span<const std::uint8_t> in_;
     std::size_t pos_ = 0;
@@ -190,7 +177,6 @@ Status check_record_size(std::size_t size) {
 }  // namespace
 
 std::string printable(std::string_view s, std::size_t cap) {
-    static constexpr char kHex[] = "0123456789abcdef";
     std::string out;
     out.reserve(std::min(s.size(), cap) + 8);
     for (const char ch : s) {
@@ -202,9 +188,7 @@ std::string printable(std::string_view s, std::size_t cap) {
         if (c >= 0x20 && c < 0x7f && c != '\\') {
             out += ch;
         } else {
-            out += "\\x";
-            out += kHex[c >> 4];
-            out += kHex[c & 0xf];
+            out += "\\x" + to_hex(std::string_view(&ch, 1));
         }
     }
     return out;
@@ -243,8 +227,7 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("reserved header flags are set");
     }
     if (buf.size() < kHeaderSize) return std::optional<Frame>();
-    std::uint32_t len = 0;
-    for (int i = 0; i < 4; ++i) len = (len << 8) | buf[8 + i];
+    const std::uint32_t len = BigEndianReader(buf.subspan(8, 4)).u32().value_or(0);
     if (len > max_payload) {
         return invalid("message of " + std::to_string(len) + " bytes exceeds the " +
                        std::to_string(max_payload) + "-byte limit");
