@@ -1,0 +1,23 @@
+// The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/step_check judges).
+//
+// Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve, or resolves to
+// loopback (the 127.0.1.1 line of a Debian /etc/hosts), would retry connecting until the
+// rendezvous timeout (minutes) and then say only that rank 0 was not reached. One bounded lookup
+// turns that into an immediate error naming the host, the name and the fix.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/identity.hpp"
+#include "core/result.hpp"
+
+namespace sddp::api {
+
+// Only for ranks the launcher placed away from rank 0 (node_rank > 0 of several nodes); others
+// pass. Lookup failures are retried for a short grace (a resolver that is still starting), never
+// past `timeout`.
+Status check_master_address(const Identity& id, const std::string& host,
+                            std::chrono::milliseconds timeout);
+
+}  // namespace sddp::api
