@@ -1,5 +1,6 @@
 #include "remote_context.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/cpu_bind_list.hpp"
@@ -10,6 +11,7 @@
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
+#include "task_check.hpp"
 #include "topology/device_access.hpp"
 #include "topology/gpu_facts.hpp"
 #include "topology/host_files.hpp"
@@ -111,6 +113,9 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
         write_task_stderr(format_layout_table(*facts, *launch, *opts, gpu_describer(*gpu_input)));
     }
     *configured_rank = launch->rank;
+    if (opts->check.value_or(false)) {
+        return run_task_check(sp, std::min(opts->timeout_s.value_or(10), std::uint32_t{10}));
+    }
     return 0;
 }
 
