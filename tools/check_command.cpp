@@ -14,6 +14,7 @@
 #include "core/step_facts.hpp"
 #include "rendezvous/select_transport.hpp"
 #include "slurm_ddp/bootstrap.h"
+#include "topology/host_files.hpp"
 
 namespace sddp::check {
 namespace {
@@ -104,7 +105,11 @@ int run_check_command(const std::vector<std::string>& args) {
         }
     }
     const auto env = process_env();
-    auto id = detect_identity(env, IdentityInputs{});
+    // The inputs sddp_init uses too, so that both derive the same MASTER_ADDR and port.
+    IdentityInputs inputs;
+    inputs.ephemeral_ports = read_ephemeral_ports();
+    inputs.hostfile_first_host = read_hostfile_first_host(env("SLURM_HOSTFILE"));
+    auto id = detect_identity(env, inputs);
     if (!id) {
         print("slurm-ddp check: FAILED: cannot tell this task's rank: " + id.error().message + "\n",
               true);
