@@ -114,7 +114,7 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     }
     *configured_rank = launch->rank;
     if (opts->check.value_or(false)) {
-        return run_task_check(sp, std::min(opts->timeout_s.value_or(10), std::uint32_t{10}));
+        return run_task_check(sp, std::min(opts->timeout_s.value_or(5), std::uint32_t{30}));
     }
     return 0;
 }

@@ -74,7 +74,6 @@ int report_exchange_failure(const CheckArgs& a, const EnvLookup& env, const Chec
     std::string text = problem_lines(ps);
     text += "slurm-ddp check: FAILED: rank " + std::to_string(mine.rank) + " on " + mine.host +
             ": the rendezvous did not complete: " + error + "\n";
-    if (a.before_program) text += "slurm-ddp check: the program was not started\n";
     print(text, true);
     return 1;
 }
@@ -174,7 +173,7 @@ int run_check_command(const std::vector<std::string>& args) {
         for (const auto& p : problems) {
             if (mine.rank == 0 || names(p, mine.rank)) text += "problem: " + p.line() + "\n";
         }
-        text += verdict_line(world, problems) + "; the program was not started\n";
+        text += verdict_line(world, problems) + "\n";
         print(text, true);
         return 1;
     }

@@ -97,6 +97,7 @@ TEST(StepCheck, OwnNameOnLoopbackIsNamedOncePerNode) {
     all[3].host_address = "127.0.1.1";
     auto ps = judge_step(all);
     expect_one(ps, "node n2", {"127.0.1.1", "loopback", "/etc/hosts"});
+    ASSERT_EQ(ps.size(), 1u);
     EXPECT_EQ(ps[0].ranks, (std::vector<std::uint32_t>{2, 3}));
     const std::string report = format_check_report(all, ps);
     EXPECT_NE(report.find("FAILED: 1 problem"), std::string::npos) << report;
@@ -137,6 +138,7 @@ TEST(StepCheck, MasterAddrDiffersBetweenNodes) {
     all[3].master_address = "10.9.9.9";
     auto ps = judge_step(all);
     expect_one(ps, "node n2", {"10.9.9.9 here but to 10.0.0.1 on rank 0's node n1"});
+    ASSERT_EQ(ps.size(), 1u);
     EXPECT_EQ(ps[0].ranks, (std::vector<std::uint32_t>{2, 3}));
 }
 
