@@ -181,6 +181,17 @@ void gpu_facts(const Identity& id, const EnvLookup& env, CheckRecord& r) {
     }
 }
 
+// Which network stack this task is on: ranks with equal values reach each other on loopback.
+std::string network_identity() {
+    std::ifstream f("/proc/sys/kernel/random/boot_id");
+    std::string boot;
+    char ns[64] = {};
+    if (!f || !std::getline(f, boot) || ::readlink("/proc/self/ns/net", ns, sizeof ns - 1) <= 0) {
+        return "";
+    }
+    return boot + " " + ns;
+}
+
 }  // namespace
 
 ResolveOutcome resolve_bounded(const std::string& name, std::chrono::milliseconds budget) {
@@ -242,6 +253,7 @@ CheckRecord gather_check_record(const Identity& id, const EnvLookup& env,
     }
     gpu_facts(id, env, r);
     r.versions = "libslurm_ddp " + library_version + ", driver " + driver_version();
+    r.network = network_identity();
     return r;
 }
 

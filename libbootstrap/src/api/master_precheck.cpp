@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <thread>
 #include <vector>
 
@@ -40,13 +41,18 @@ Status check_master_address(const Identity& id, const std::string& host,
         if (r) {
             std::vector<std::string> addresses;
             for (const auto& a : *r) addresses.push_back(numeric_host(a));
-            return judge_master_address(*id.master_addr, addresses, "", host);
+            SDDP_TRY(warning, judge_master_address(*id.master_addr, addresses, "", host));
+            if (!warning.empty()) {
+                (void)std::fprintf(stderr, "slurm-ddp: warning: rank %u: %s\n",
+                                   static_cast<unsigned>(id.rank), warning.c_str());
+            }
+            return ok_status();
         }
         why = r.error().message;
         if (r.error().code == Errc::timeout || Clock::now() >= grace) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
-    return judge_master_address(*id.master_addr, {}, why, host);
+    return judge_master_address(*id.master_addr, {}, why, host).error();
 }
 
 }  // namespace sddp::api

@@ -1,9 +1,10 @@
 // The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/step_check judges).
 //
-// Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve, or resolves to
-// loopback (the 127.0.1.1 line of a Debian /etc/hosts), would retry connecting until the
-// rendezvous timeout (minutes) and then say only that rank 0 was not reached. One bounded lookup
-// turns that into an immediate error naming the host, the name and the fix.
+// Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve would retry until
+// the rendezvous timeout (minutes) and then say only that rank 0 was not reached. One bounded
+// lookup turns that into an immediate error naming the host, the name and the fix. A MASTER_ADDR
+// on loopback (the 127.0.1.1 line of a Debian /etc/hosts) gets a warning on stderr up front:
+// "nodes" sharing one host's network legitimately reach rank 0 there.
 #pragma once
 
 #include <chrono>

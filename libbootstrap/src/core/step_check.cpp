@@ -13,8 +13,9 @@ namespace {
 
 constexpr std::uint8_t kCheckVersion = 1;
 // Per field: an address, a host name or one error message fits; the record stays under
-// kCheckRecordBytes with every field at its cap (13 strings * (4 + 150) + 5 numbers).
-constexpr std::size_t kMaxCheckField = 150;
+// kCheckRecordBytes with every field at its cap (14 strings * (4 + 140) + 5 numbers).
+constexpr std::size_t kMaxCheckField = 140;
+static_assert(14 * (4 + kMaxCheckField) + 5 * 4 <= kCheckRecordBytes);
 
 void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
     for (int shift = 24; shift >= 0; shift -= 8)
@@ -140,9 +141,10 @@ bool is_loopback_address(const std::string& a) {
     return a.rfind("127.", 0) == 0 || a == "::1" || a.rfind("::ffff:127.", 0) == 0;
 }
 
-Status judge_master_address(const std::string& master_addr,
-                            const std::vector<std::string>& addresses,
-                            const std::string& resolve_error, const std::string& host) {
+Result<std::string> judge_master_address(const std::string& master_addr,
+                                         const std::vector<std::string>& addresses,
+                                         const std::string& resolve_error,
+                                         const std::string& host) {
     const std::string name = "MASTER_ADDR " + quote_value(master_addr);
     if (addresses.empty()) {
         return make_error(Errc::invalid_input,
@@ -154,15 +156,13 @@ Status judge_master_address(const std::string& master_addr,
                               "every node");
     }
     for (const auto& a : addresses) {
-        if (!is_loopback_address(a)) return ok_status();
+        if (!is_loopback_address(a)) return std::string();
     }
-    return make_error(Errc::invalid_input,
-                      name + " resolves to " + addresses.front() + " (loopback) on host " +
-                          quote_value(host) +
-                          ", but rank 0 runs on another node: this rank would connect to itself. "
-                          "Fix the name in that node's /etc/hosts or give rank 0's network "
-                          "address with --ddp=addr=ADDRESS; `srun --ddp slurm-ddp check` checks "
-                          "every node");
+    return name + " resolves to " + addresses.front() + " (loopback) on host " + quote_value(host) +
+           ", but rank 0 runs on another node: unless the nodes share this host's network, this "
+           "rank connects to itself and waits out the timeout. Fix the name in this node's "
+           "/etc/hosts or give rank 0's network address with --ddp=addr=ADDRESS; `srun --ddp "
+           "slurm-ddp check` checks every node";
 }
 
 std::vector<std::uint8_t> encode_check_record(const CheckRecord& r) {
@@ -176,7 +176,7 @@ std::vector<std::uint8_t> encode_check_record(const CheckRecord& r) {
     for (const std::string* s :
          {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
           &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
-          &r.gpu_error, &r.versions}) {
+          &r.gpu_error, &r.versions, &r.network}) {
         put_str(out, *s);
     }
     out.resize(kCheckRecordBytes, 0);
@@ -195,9 +195,10 @@ Result<CheckRecord> decode_check_record(std::span<const std::uint8_t> bytes) {
     }
     bool good =
         in.u32(r.rank) && in.u32(r.world_size) && in.u32(node_rank) && in.u32(r.master_port);
-    for (std::string* s : {&r.host, &r.host_address, &r.host_error, &r.master_addr,
-                           &r.master_address, &r.master_error, &r.interface, &r.interface_error,
-                           &r.port_error, &r.gpu, &r.gpu_key, &r.gpu_error, &r.versions}) {
+    for (std::string* s :
+         {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
+          &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
+          &r.gpu_error, &r.versions, &r.network}) {
         good = good && in.str(*s);
     }
     if (!good || !in.padding() || bytes.size() != kCheckRecordBytes) {
@@ -216,12 +217,17 @@ std::vector<CheckProblem> judge_step(const std::vector<CheckRecord>& all) {
     std::vector<CheckProblem> out;
     if (all.empty()) return out;
     const CheckRecord& zero = all.front();
-    std::set<std::string> hosts;
-    for (const auto& r : all) hosts.insert(r.host);
-    const bool multi_node = hosts.size() > 1;
+    // Loopback reaches rank 0 from every "node" that shares its network stack; only ranks on
+    // another stack (a real other node) must not see MASTER_ADDR or their own name on loopback.
+    std::set<std::string> networks;
+    for (const auto& r : all) networks.insert(r.network.empty() ? "host " + r.host : r.network);
+    const bool multi_node = networks.size() > 1;
+    auto remote = [&](const CheckRecord& r) {
+        return r.host != zero.host && (r.network.empty() || r.network != zero.network);
+    };
 
     for (const auto& r : all) {
-        for (auto& p : problems_of(r, multi_node, r.host != zero.host)) add_merged(out, p);
+        for (auto& p : problems_of(r, multi_node, remote(r))) add_merged(out, p);
     }
     // MASTER_ADDR must name one machine everywhere. Loopback answers are reported above.
     for (const auto& r : all) {

@@ -39,6 +39,9 @@ struct CheckRecord {
     std::string gpu_key;     // identifies that device on its host (device file or bus id)
     std::string gpu_error;
     std::string versions;  // library and driver versions, compared across ranks
+    // Boot id + network namespace: equal for "nodes" that share one host's network stack (a test
+    // cluster, several slurmd on one machine), where loopback does reach rank 0. Empty: unknown.
+    std::string network;
     bool operator==(const CheckRecord&) const = default;
 };
 
@@ -61,12 +64,13 @@ struct CheckProblem {
 bool is_loopback_address(const std::string& address);
 
 // The library's own cheap check before a TCP rendezvous, for a rank the launcher placed on
-// another node than rank 0 (node_rank > 0 of a multi-node step): MASTER_ADDR must resolve, and
-// not to loopback only, or the rank would wait out the whole timeout connecting to nothing or to
-// itself. `addresses` is what it resolved to; `resolve_error` why it did not.
-Status judge_master_address(const std::string& master_addr,
-                            const std::vector<std::string>& addresses,
-                            const std::string& resolve_error, const std::string& host);
+// another node than rank 0 (node_rank > 0 of a multi-node step). A MASTER_ADDR that does not
+// resolve is an error: the rank would wait out the whole timeout. One that resolves to loopback
+// only gives a warning (the value): wrong on real nodes, but "nodes" that share one host's
+// network (a test cluster, several slurmd on one machine) reach rank 0 that way.
+Result<std::string> judge_master_address(const std::string& master_addr,
+                                         const std::vector<std::string>& addresses,
+                                         const std::string& resolve_error, const std::string& host);
 
 // What one rank can tell from its own record alone: used when the exchange itself failed, so
 // each task still says what is wrong where it runs. `multi_node`: the step spans nodes.
