@@ -15,7 +15,7 @@ constexpr std::uint8_t kCheckVersion = 1;
 // Per field: an address, a host name or one error message fits; the record stays under
 // kCheckRecordBytes with every field at its cap (14 strings * (4 + 140) + 5 numbers).
 constexpr std::size_t kMaxCheckField = 140;
-static_assert(14 * (4 + kMaxCheckField) + 5 * 4 <= kCheckRecordBytes);
+static_assert(std::size_t{14} * (4 + kMaxCheckField) + std::size_t{5} * 4 <= kCheckRecordBytes);
 
 void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
     for (int shift = 24; shift >= 0; shift -= 8)
@@ -335,6 +335,7 @@ std::string format_check_json(const std::vector<CheckRecord>& all,
     std::set<std::uint32_t> failed;
     for (const auto& p : problems) failed.insert(p.ranks.begin(), p.ranks.end());
     std::vector<std::string> ranks;
+    ranks.reserve(all.size());
     for (const auto& r : all) {
         ranks.push_back("{\"rank\":" + std::to_string(r.rank) + ",\"host\":" + json_quote(r.host) +
                         ",\"master_addr\":" + json_quote(r.master_addr) + ",\"master_address\":" +
