@@ -1,5 +1,6 @@
 #include "remote_context.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "core/contract.hpp"
@@ -8,6 +9,7 @@
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
+#include "task_check.hpp"
 #include "topology/task_host_facts.hpp"
 
 namespace sddp::plugin {
@@ -44,6 +46,9 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     log_debug(task->summary);
     if (!task->table.empty()) write_task_stderr(task->table);
     *configured_rank = task->launch.rank;
+    if (opts->check.value_or(false)) {
+        return run_task_check(sp, std::min(opts->timeout_s.value_or(5), std::uint32_t{30}));
+    }
     return 0;
 }
 

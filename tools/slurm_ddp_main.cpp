@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "check_command.hpp"
 #include "core/hostlist.hpp"
 #include "core/options.hpp"
 #include "core/task_counts.hpp"
@@ -26,6 +27,8 @@ constexpr const char* kUsage =
     "       slurm-ddp env [--options=OPTS] [--plugstack=FILE] [--table]\n"
     "       slurm-ddp check-options OPTS\n"
     "       slurm-ddp check-options --site ARG...\n"
+    "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
+    "check)\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
 int bad_input(const sddp::Error& e) {
@@ -88,6 +91,7 @@ int run(int argc, char** argv) {
     if (cmd == "task-counts") return cmd_task_counts(args);
     if (cmd == "env") return sddp::cli::run_env_command(args);
     if (cmd == "check-options") return cmd_check_options(args);
+    if (cmd == "check") return sddp::check::run_check_command(args);
     return usage_error("unknown command '" + cmd + "'");
 }
 }  // namespace

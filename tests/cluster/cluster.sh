@@ -12,7 +12,7 @@
 #   cluster.sh logs [LINES]        tails of every daemon log
 #
 # Knobs (environment): SDDP_CLUSTER_DIR, NODES, NODE_CPUS, GPUS_PER_NODE, RESV_PORTS (e.g. 12000-12999: MpiParams=ports=), MODE=netns|loopback,
-# PLUGIN, PLUGIN_ARGS, PLUGIN_OPTIONAL, SDDP_SUBNET, CTLD_PORT, SLURMD_PORT_BASE, UP_TIMEOUT,
+# PRIVATE_HOSTS=0|1, PLUGIN, PLUGIN_ARGS, PLUGIN_OPTIONAL, SDDP_SUBNET, CTLD_PORT, SLURMD_PORT_BASE, UP_TIMEOUT,
 # SLURM_DEBUG. See tests/cluster/README.md.
 #
 # Must run as root: it creates network namespaces, device nodes, /etc/hosts lines, and runs the
@@ -24,6 +24,10 @@ DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
 NODES=${NODES:-2}
 NODE_CPUS=${NODE_CPUS:-8}
 GPUS_PER_NODE=${GPUS_PER_NODE:-4}
+# 1: each slurmd gets a private mount namespace whose /etc/hosts and /etc/resolv.conf are
+# $DIR/hosts/nK and nK.resolv (copies made at start), so a test can give one node its own name
+# resolution by rewriting them in place (`slurm-ddp check` faults).
+PRIVATE_HOSTS=${PRIVATE_HOSTS:-0}
 MODE=${MODE:-netns}
 PLUGIN=${PLUGIN:-}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
@@ -72,6 +76,7 @@ check_knobs() {
     die "GPUS_PER_NODE must be 0..64: $GPUS_PER_NODE"
   fi
   [[ $MODE == netns || $MODE == loopback ]] || die "MODE must be netns or loopback: $MODE"
+  [[ $PRIVATE_HOSTS == 0 || $PRIVATE_HOSTS == 1 ]] || die "PRIVATE_HOSTS must be 0 or 1: $PRIVATE_HOSTS"
   [[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SDDP_SUBNET must look like 10.251.0: $SUBNET"
   [[ $UP_TIMEOUT =~ ^[0-9]+$ ]] || die "UP_TIMEOUT must be seconds: $UP_TIMEOUT"
 }
@@ -212,11 +217,12 @@ export SDDP_CLUSTER_NODES=$NODES
 export SDDP_CLUSTER_NODELIST='$(nodelist)'
 export SDDP_CLUSTER_NODE_CPUS=$NODE_CPUS
 export SDDP_CLUSTER_GPUS_PER_NODE=$GPUS_PER_NODE
+export SDDP_CLUSTER_PRIVATE_HOSTS=$PRIVATE_HOSTS
 EOF
 }
 
 fingerprint() {
-  { render_slurm_conf; render_gres_conf; render_cgroup_conf; echo "MODE=$MODE SUBNET=$SUBNET"; } |
+  { render_slurm_conf; render_gres_conf; render_cgroup_conf; echo "MODE=$MODE SUBNET=$SUBNET PRIVATE_HOSTS=$PRIVATE_HOSTS"; } |
     sha256sum | cut -d' ' -f1
 }
 
@@ -476,6 +482,14 @@ start_slurmd() {
   # the cgroup tree from slurmd.
   local -a prefix=()
   [[ $MODE == netns ]] && prefix=(nsenter --net="/run/netns/$(ns_name "$k")")
+  if [[ $PRIVATE_HOSTS == 1 ]]; then
+    install -d "$DIR/hosts" && cat /etc/hosts >"$DIR/hosts/n$k" &&
+      cat /etc/resolv.conf >"$DIR/hosts/n$k.resolv"
+    # shellcheck disable=SC2016 # $1, $2 and $@ belong to the inner shell
+    prefix+=(unshare --mount -- /bin/sh -c 'mount --bind "$1" /etc/hosts &&
+      mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' sh
+      "$DIR/hosts/n$k" "$DIR/hosts/n$k.resolv")
+  fi
   # shellcheck disable=SC2016 # $1 and $@ belong to the inner shell
   "${prefix[@]}" unshare --uts -- /bin/sh -c 'hostname "$1" && shift && exec "$@"' sh "n$k" \
     env SLURM_CONF="$DIR/slurm.conf" slurmd -f "$DIR/slurm.conf" -N "n$k" \

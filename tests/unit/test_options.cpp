@@ -131,3 +131,14 @@ TEST(Options, DescribeRoundTrips) {
     ASSERT_TRUE(again.ok()) << describe_options(o);
     EXPECT_EQ(describe_options(*again), describe_options(o));
 }
+
+TEST(Options, CheckFlag) {
+    auto o = parse_user_options("check");
+    ASSERT_TRUE(o.ok());
+    EXPECT_TRUE(o->check.value_or(false));
+    EXPECT_EQ(describe_options(*o), "check");
+    EXPECT_FALSE(*parse_user_options("check=no")->check);
+    auto site = parse_site_arguments({"check"});
+    ASSERT_TRUE(site.ok());
+    EXPECT_FALSE(merge_options(*site, *parse_user_options("check=off")).check.value_or(true));
+}

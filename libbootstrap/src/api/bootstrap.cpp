@@ -2,6 +2,7 @@
 
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
+#include "api/master_precheck.hpp"
 #include "core/contract.hpp"
 #include "core/log.hpp"
 #include "core/preflight.hpp"
@@ -102,6 +103,13 @@ void apply_layout(sddp_handle& h, const std::optional<NodeLayout>& layout) {
     }
 }
 
+bool uses_tcp(TransportChoice option, const EnvLookup& env) {
+    auto choice = resolve_transport_choice(option, env);
+    if (!choice) return false;  // select_transport reports the bad value
+    if (*choice == TransportChoice::automatic) return auto_transport(env) == TransportChoice::tcp;
+    return *choice == TransportChoice::tcp;
+}
+
 }  // namespace
 
 int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_handle>& out) {
@@ -134,6 +142,11 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     if (h->id.world_size == 1) {
         h->transport = make_self_transport();
     } else {
+        if (uses_tcp(s.transport, env)) {
+            if (auto st = check_master_address(h->id, h->host, s.timeout); !st) {
+                return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
+            }
+        }
         RendezvousConfig cfg = rendezvous_config(*h);
         cfg.allow_unauthenticated = s.allow_unauthenticated;
         auto t = select_transport(s.transport, cfg, env);

@@ -29,6 +29,7 @@ constexpr std::array kKeys{
     KeySpec{"gpu-share", Scope::both, "allow more tasks than GPUs on a node"},
     KeySpec{"nccl-hints", Scope::both, "set NCCL_SOCKET_IFNAME/NCCL_IB_HCA from topology"},
     KeySpec{"verbose", Scope::both, "rank 0 prints the rank/host/GPU table"},
+    KeySpec{"check", Scope::both, "run slurm-ddp check before the program; fail the task if not"},
     KeySpec{"override", Scope::both, "replace MASTER_ADDR/MASTER_PORT the user exported"},
     KeySpec{"timeout", Scope::both, "timeout=SECONDS: libbootstrap rendezvous timeout"},
 };
@@ -240,6 +241,7 @@ class OptionParser {
         if (key == "gpu-share") return set_flag(opts_.gpu_share, key, value);
         if (key == "nccl-hints") return set_flag(opts_.nccl_hints, key, value);
         if (key == "verbose") return set_flag(opts_.verbose, key, value);
+        if (key == "check") return set_flag(opts_.check, key, value);
         if (key == "override") return set_flag(opts_.override_env, key, value);
         return fail(Errc::internal, "key " + quote_value(key) + " has no handler");
     }
@@ -315,6 +317,7 @@ DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user) {
     take(out.gpu_share, user.gpu_share);
     take(out.nccl_hints, user.nccl_hints);
     take(out.verbose, user.verbose);
+    take(out.check, user.check);
     take(out.override_env, user.override_env);
     take(out.timeout_s, user.timeout_s);
     take(out.port_range, user.port_range);
@@ -338,6 +341,7 @@ std::string describe_options(const DdpOptions& o) {
     if (o.gpu_share.value_or(false)) add("gpu-share");
     if (o.nccl_hints.value_or(false)) add("nccl-hints");
     if (o.verbose.value_or(false)) add("verbose");
+    if (o.check.value_or(false)) add("check");
     if (o.override_env.value_or(false)) add("override");
     if (o.timeout_s) add("timeout=" + std::to_string(*o.timeout_s));
     return out;

@@ -35,6 +35,7 @@ struct DdpOptions {
     std::optional<bool> gpu_share;           // allow more tasks than GPUs on a node
     std::optional<bool> nccl_hints;          // set NCCL_SOCKET_IFNAME / NCCL_IB_HCA
     std::optional<bool> verbose;             // rank 0 prints the mapping table
+    std::optional<bool> check;               // run `slurm-ddp check` before the program
     std::optional<bool> override_env;        // overwrite user-exported MASTER_ADDR/PORT
     std::optional<std::uint32_t> timeout_s;  // rendezvous timeout for libbootstrap
     std::optional<PortRange> port_range;     // site only: where derived ports fall

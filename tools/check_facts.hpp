@@ -1,0 +1,29 @@
+// The I/O half of `slurm-ddp check`: what this task can see of its node, each fact bounded.
+// The judging is pure and lives in core/step_check.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "core/env_lookup.hpp"
+#include "core/identity.hpp"
+#include "core/step_check.hpp"
+
+namespace sddp::check {
+
+struct ResolveOutcome {
+    std::string address;  // first address, numeric; empty on failure
+    std::string error;    // resolver message, or "no answer within N ms"
+};
+
+// getaddrinfo on a detached thread, given up after `budget`: a dead DNS server must not make
+// the check outlast its bound (the thread finishes on its own and owns its state).
+ResolveOutcome resolve_bounded(const std::string& name, std::chrono::milliseconds budget);
+
+// Everything in CheckRecord for this task. `library_version`: sddp_version() of the library
+// this process uses.
+CheckRecord gather_check_record(const Identity& id, const EnvLookup& env,
+                                const std::string& library_version,
+                                std::chrono::milliseconds budget);
+
+}  // namespace sddp::check
