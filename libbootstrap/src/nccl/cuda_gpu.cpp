@@ -23,8 +23,8 @@ std::string device_count_hint(cudaError_t e) {
                    "(nvidia-fabricmanager) is not running or has not finished; check "
                    "systemctl status nvidia-fabricmanager and nvidia-smi -q";
         case cudaErrorInsufficientDriver:
-            return ": the NVIDIA driver is older than this CUDA runtime needs; upgrade the "
-                   "driver or use a runtime matching it";
+            return ": the NVIDIA driver is not installed, or older than this CUDA runtime "
+                   "needs; install or upgrade it, or use a runtime matching it";
         default:
             return ": the NVIDIA driver is missing, too old for this CUDA runtime, or the GPUs "
                    "are not accessible to this task";
