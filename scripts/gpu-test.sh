@@ -78,7 +78,7 @@ fi
 # The tests directory needs GoogleTest; where it is missing, the few GPU programs are compiled
 # by hand below instead.
 have_gtest=${GPU_TEST_GTEST:-OFF}
-if [[ -z ${GPU_TEST_GTEST:-} ]] && { [[ -f /usr/include/gtest/gtest.h ]] || find /usr -name GTestConfig.cmake 2>/dev/null | grep -q .; }; then
+if [[ -z ${GPU_TEST_GTEST:-} ]] && { [[ -f /usr/include/gtest/gtest.h ]] || [[ -n $(find /usr -name GTestConfig.cmake -print -quit 2>/dev/null) ]]; }; then
     have_gtest=ON
 fi
 

@@ -23,7 +23,7 @@ if [[ $layer != ON ]]; then
     echo "ok: this build has no NCCL layer and says so"
     exit 0
 fi
-if ldconfig -p | grep -q 'libnccl\.so\.2 '; then
+if grep -q 'libnccl\.so\.2 ' <<<"$(ldconfig -p)"; then
     grep -Eq '^have_nccl=1 version=2[0-9]{4}$' <<<"$out" || fail "NCCL is installed but not found"
     v=$(sed -n 's/^have_nccl=1 version=//p' <<<"$out")
     ((v >= 21800)) || fail "version $v"

@@ -1,5 +1,6 @@
-/* What libslurm_ddp finds at run time: "have_nccl=1 version=22809". With "init": a world of one
- * through sddp_init, printing the status and the message. */
+/* What libslurm_ddp finds at run time: "have_nccl=1 version=22809". With "init": sddp_init with
+ * NCCL (a world of one, or the launcher's world), printing the status, the message and the
+ * device chosen. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +15,12 @@ int main(int argc, char** argv) {
         sddp_handle* h = NULL;
         const int rc = sddp_init(&o, &h);
         printf("init=%s: %s\n", sddp_status_name(rc), sddp_last_error());
-        if (h) sddp_finalize(h);
+        if (h) {
+            printf("rank %d of %d on %s: device %d\n", sddp_rank(h), sddp_world_size(h),
+                   sddp_host(h), sddp_cuda_device(h));
+            const int frc = sddp_finalize(h);
+            printf("finalize=%s\n", sddp_status_name(frc));
+        }
     }
     return 0;
 }

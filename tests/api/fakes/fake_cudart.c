@@ -1,11 +1,12 @@
 /* A stand-in CUDA runtime for tests of the NCCL layer without a GPU.
  * FAKE_CUDA_DEVICES: device count (default 1); FAKE_CUDA_ERROR: cudaGetDeviceCount's error code.
- * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them). fake_cuda_device() is the last
- * device set. */
+ * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them), N the physical index.
+ * fake_cuda_device() is the last device set. */
 #include <cuda_runtime_api.h>
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int current = -1;
 
@@ -29,8 +30,20 @@ cudaError_t cudaSetDevice(int device) {
     return cudaSuccess;
 }
 
+/* The bus id of a device follows the CUDA_VISIBLE_DEVICES entry it stands for (so that tasks
+ * of one node that see different GPUs report different ones, as real GPUs would). */
 cudaError_t cudaDeviceGetPCIBusId(char* bus, int len, int device) {
-    snprintf(bus, (size_t)len, "0000:3B:%02X.0", device);
+    int physical = device;
+    const char* v = getenv("CUDA_VISIBLE_DEVICES");
+    for (int i = 0; v && *v; ++i) {
+        if (i == device) {
+            if (*v >= '0' && *v <= '9') physical = atoi(v);
+            break;
+        }
+        v = strchr(v, ',');
+        if (v) ++v;
+    }
+    snprintf(bus, (size_t)len, "0000:3B:%02X.0", physical);
     return cudaSuccess;
 }
 
