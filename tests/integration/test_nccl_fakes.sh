@@ -36,7 +36,13 @@ else
 fi
 
 # More tasks than GPUs on a node: refused before NCCL, naming the counts.
-out=$(probe -N1 -n3 --gres=gpu:2) && fail "3 tasks on 2 GPUs succeeded"
+# (nccl_probe exits 0 and prints sddp_init's status.)
+out=$(probe -N1 -n3 --gres=gpu:2)
+if [ "$(grep -c '^init=SDDP_ERR_CUDA' <<<"$out")" = 3 ] && ! grep -q '^init=SDDP_OK' <<<"$out"; then
+    pass "3 tasks on 2 GPUs: every rank refused (SDDP_ERR_CUDA)"
+else
+    fail "3 tasks on 2 GPUs:"; echo "$out"
+fi
 expect_contains "3 tasks on 2 GPUs: refused with the counts" "$out" "only 2 GPU(s)"
 use_plugin
 
