@@ -13,9 +13,10 @@
 //   library          sddp_init with the defaults, world size 1 (RANK=0 WORLD_SIZE=1
 //                    LOCAL_RANK=0 LOCAL_WORLD_SIZE=1; SLURM_*, OMPI_*, PMI* and the other DDP
 //                    variables removed): identity, GPU choice, self transport, preflight,
-//                    ncclCommInitRankConfig (non-blocking, polled) and the node-local
-//                    ncclCommSplit. Ready = sddp_init returned.
-//   library-nolocal  the same with no_local_comm = 1 (no split): the same work as `direct`.
+//                    ncclCommInitRankConfig (non-blocking, polled), the blocking world
+//                    ncclCommSplit and the node-local one. Ready = sddp_init returned.
+//   library-nolocal  the same with no_local_comm = 1 (no node-local split): the work of `direct`
+//                    plus the one split that makes the handed-out communicator blocking.
 //   direct           cudaSetDevice(0); cudaFree(0) (context: the "CUDA" phase);
 //                    ncclGetUniqueId; ncclCommInitRank(&comm, 1, id, 0). Ready = it returned.
 // Teardown (sddp_finalize / ncclCommDestroy) is timed too but not part of "ready".
@@ -23,7 +24,8 @@
 // Output: one table (median and p10-p90 of exec -> ready, medians of the phases) and, for each
 // library mode, its ratio to `direct` and the difference of the medians. Without a usable GPU
 // (cudaGetDeviceCount fails or finds none, or the library has no NCCL layer) it prints one line
-// "SKIP: no CUDA device (...)" and exits 0.
+// "SKIP: no CUDA device (...)" and exits 0, unless nvidia-smi -L lists a GPU: then that is a
+// failure ("FAIL: ...", exit 1), so a broken driver or library never reads as "no GPU here".
 //
 //   nccl_init_bench [--reps 10] [--warmup 1] [--modes library,library-nolocal,direct]
 //                   [--timeout-s 120]
@@ -103,9 +105,24 @@ std::string nccl_text(const char* call, ncclResult_t r) {
     return std::string(call) + ": " + ncclGetErrorString(r);
 }
 
+// The first GPU nvidia-smi -L lists ("" when it is absent, fails or lists none).
+std::string nvidia_smi_gpus() {
+    FILE* p = ::popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p) return "";
+    char line[512] = {0};
+    const bool got = std::fgets(line, sizeof line, p) != nullptr;
+    const int rc = ::pclose(p);
+    if (!got || rc != 0 || std::strncmp(line, "GPU ", 4) != 0) return "";
+    std::string s(line);
+    while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+    return s;
+}
+
 // Probe: is there a device? Runs in a child so that the parent never initialises CUDA.
 int child_probe(int fd) {
-    if (!sddp_have_nccl()) return send(fd, "NODEV libslurm_ddp was built without NCCL");
+    if (!sddp_have_nccl()) {
+        return send(fd, "NODEV libslurm_ddp has no NCCL layer or cannot load NCCL/libcudart");
+    }
     int count = 0;
     if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess) {
         return send(fd, "NODEV " + cuda_text("cudaGetDeviceCount", e));
@@ -403,6 +420,12 @@ int parent_main(int argc, char** argv) {
 
     const Run probe = spawn(exe, "probe", env, timeout_s);
     if (probe.line.rfind("NODEV ", 0) == 0) {
+        // Where the driver lists a GPU, "no device" is a fault to report, not a reason to skip.
+        if (const std::string gpus = nvidia_smi_gpus(); !gpus.empty()) {
+            std::printf("FAIL: nvidia-smi -L lists %s but the probe found no usable device (%s)\n",
+                        gpus.c_str(), probe.line.substr(6).c_str());
+            return 1;
+        }
         std::printf("SKIP: no CUDA device (%s)\n", probe.line.substr(6).c_str());
         return 0;
     }

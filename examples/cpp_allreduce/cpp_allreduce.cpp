@@ -4,15 +4,15 @@
 //
 // slurm_ddp::Session does the whole bootstrap (identity, GPU, rendezvous, preflight, NCCL
 // communicator); the program only allocates, all-reduces (world and node-local) and checks.
+// The communicators are blocking, so NCCL is used exactly as without slurm-ddp.
 #include <cuda_runtime_api.h>
-#include <nccl.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstdio>
-#include <thread>
 #include <vector>
 
-#include <slurm_ddp/bootstrap.hpp>
+#include <slurm_ddp/nccl.hpp>
 
 namespace {
 
@@ -22,35 +22,45 @@ bool check_cuda(cudaError_t e, const char* what) {
     return false;
 }
 
-// The communicator is non-blocking: wait until the enqueued collective is accepted, bounded.
-bool wait_enqueued(ncclComm_t comm, ncclResult_t r, const char* what) {
-    for (int i = 0; r == ncclInProgress && i < 100000; ++i) {
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-        ncclCommGetAsyncError(comm, &r);
-    }
-    if (r == ncclSuccess) return true;
-    std::fprintf(stderr, "%s: %s\n", what, ncclGetErrorString(r));
-    return false;
+// Each rank contributes (rank % 4) + 1: small integers, so the sum is exact in float for any
+// world below millions of ranks, whatever order NCCL adds them in.
+float contribution(int rank) {
+    return static_cast<float>(rank % 4 + 1);
 }
 
 bool all_reduce_and_check(ncclComm_t comm, int ranks, int my_rank_in_comm, float* buf,
                           std::size_t n, cudaStream_t stream, const char* what) {
-    std::vector<float> host(n, static_cast<float>(my_rank_in_comm + 1));
+    int count = -1, user_rank = -1;
+    if (ncclCommCount(comm, &count) != ncclSuccess ||
+        ncclCommUserRank(comm, &user_rank) != ncclSuccess || count != ranks ||
+        user_rank != my_rank_in_comm) {
+        std::fprintf(stderr, "%s: NCCL says rank %d of %d, slurm-ddp says %d of %d\n", what,
+                     user_rank, count, my_rank_in_comm, ranks);
+        return false;
+    }
+    std::vector<float> host(n, contribution(my_rank_in_comm));
     if (!check_cuda(cudaMemcpy(buf, host.data(), n * sizeof(float), cudaMemcpyHostToDevice),
-                    "cudaMemcpy")) {
+                    "cudaMemcpy to the GPU")) {
         return false;
     }
     const auto t0 = std::chrono::steady_clock::now();
-    if (!wait_enqueued(comm, ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, stream), what))
+    if (const ncclResult_t r = ncclAllReduce(buf, buf, n, ncclFloat, ncclSum, comm, stream);
+        r != ncclSuccess) {
+        std::fprintf(stderr, "%s: ncclAllReduce: %s\n", what, ncclGetErrorString(r));
         return false;
+    }
     if (!check_cuda(cudaStreamSynchronize(stream), "cudaStreamSynchronize")) return false;
     const double ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cudaMemcpy(host.data(), buf, n * sizeof(float), cudaMemcpyDeviceToHost);
-    const float expect = static_cast<float>(ranks) * (ranks + 1) / 2.0f;
+    if (!check_cuda(cudaMemcpy(host.data(), buf, n * sizeof(float), cudaMemcpyDeviceToHost),
+                    "cudaMemcpy from the GPU")) {
+        return false;
+    }
+    double expect = 0;
+    for (int r = 0; r < ranks; ++r) expect += contribution(r);
     for (float v : host) {
-        if (v != expect) {
-            std::fprintf(stderr, "%s: got %f, expected %f\n", what, v, expect);
+        if (std::fabs(v - expect) > 1e-6 * expect) {
+            std::fprintf(stderr, "%s: got %f, expected %.0f\n", what, v, expect);
             return false;
         }
     }
@@ -79,18 +89,21 @@ int main() {
             s.abort("CUDA allocation failed");
             return 1;
         }
-        bool ok = all_reduce_and_check(s.nccl_comm(), s.world_size(), s.rank(), buf, n, stream,
-                                       "world all-reduce");
-        if (ok && s.nccl_local_comm()) {
-            ok = all_reduce_and_check(s.nccl_local_comm(), s.local_world_size(), s.local_rank(),
-                                      buf, n, stream, "node-local all-reduce");
+        bool ok = all_reduce_and_check(slurm_ddp::nccl_comm(s), s.world_size(), s.rank(), buf, n,
+                                       stream, "world all-reduce");
+        if (ok && slurm_ddp::nccl_local_comm(s)) {
+            ok = all_reduce_and_check(slurm_ddp::nccl_local_comm(s), s.local_world_size(),
+                                      s.local_rank(), buf, n, stream, "node-local all-reduce");
+        }
+        if (!ok) {
+            // Abort first: a collective that failed or hung may still use the buffer and stream.
+            s.abort("all-reduce check failed");
+            cudaStreamDestroy(stream);
+            cudaFree(buf);
+            return 1;
         }
         cudaStreamDestroy(stream);
         cudaFree(buf);
-        if (!ok) {
-            s.abort("all-reduce check failed");
-            return 1;
-        }
         s.finalize();
     } catch (const slurm_ddp::Error& e) {
         std::fprintf(stderr, "%s\n", e.what());

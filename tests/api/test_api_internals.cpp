@@ -1,4 +1,4 @@
-// The library's pure parts below the C API: device choice, settings, transport choice, the
+// The library's pure parts below the C API: settings, transport choice, the
 // PMI2 value codec and the bounded PMI2 worker.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,6 @@
 #include <thread>
 
 #include "api/settings.hpp"
-#include "core/device_choice.hpp"
 #include "rendezvous/pmi2_codec.hpp"
 #include "rendezvous/pmi2_transport.hpp"
 #include "rendezvous/pmi2_worker.hpp"
@@ -16,56 +15,6 @@ using namespace sddp;
 
 namespace {
 using Vars = std::map<std::string, std::string, std::less<>>;
-}
-
-TEST(DeviceChoice, LocalRankIndexesVisibleDevices) {
-    DeviceChoiceInput in;
-    in.local_rank = 3;
-    in.device_count = 4;
-    auto d = choose_device(in);
-    ASSERT_TRUE(d.ok());
-    EXPECT_EQ(*d, 3);
-}
-
-TEST(DeviceChoice, SlurmDdpDeviceWins) {
-    DeviceChoiceInput in;
-    in.local_rank = 3;
-    in.ddp_device = 0;
-    in.device_count = 1;
-    auto d = choose_device(in);
-    ASSERT_TRUE(d.ok());
-    EXPECT_EQ(*d, 0);
-}
-
-TEST(DeviceChoice, InvalidOrdinalExplained) {
-    DeviceChoiceInput in;
-    in.local_rank = 2;
-    in.device_count = 2;
-    in.visible_devices = "0,1";
-    auto d = choose_device(in);
-    ASSERT_FALSE(d.ok());
-    const auto& m = d.error().message;
-    EXPECT_NE(m.find("LOCAL_RANK=2"), std::string::npos) << m;
-    EXPECT_NE(m.find("2 CUDA devices"), std::string::npos) << m;
-    EXPECT_NE(m.find("CUDA_VISIBLE_DEVICES='0,1'"), std::string::npos) << m;
-    EXPECT_NE(m.find("invalid device ordinal"), std::string::npos) << m;
-}
-
-TEST(DeviceChoice, NoDevice) {
-    DeviceChoiceInput in;
-    auto d = choose_device(in);
-    ASSERT_FALSE(d.ok());
-    EXPECT_NE(d.error().message.find("no CUDA device is visible"), std::string::npos);
-    EXPECT_NE(d.error().message.find("CUDA_VISIBLE_DEVICES unset"), std::string::npos);
-}
-
-TEST(DeviceChoice, SlurmDdpDeviceOutOfRange) {
-    DeviceChoiceInput in;
-    in.ddp_device = 1;
-    in.device_count = 1;
-    auto d = choose_device(in);
-    ASSERT_FALSE(d.ok());
-    EXPECT_NE(d.error().message.find("SLURM_DDP_DEVICE=1"), std::string::npos);
 }
 
 TEST(Settings, Defaults) {

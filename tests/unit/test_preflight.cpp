@@ -41,6 +41,8 @@ void expect_failure(const std::vector<PreflightRecord>& all, const PreflightReco
 TEST(Preflight, RoundTrip) {
     auto r = rec(3, "node-with-a-long-name", "0000:3b:00.0");
     r.error = "something failed";
+    r.nccl_version = 22809;
+    r.nccl_options = "local=1 ids=4";
     auto back = decode_preflight(encode_preflight(r));
     ASSERT_TRUE(back.ok()) << back.error().message;
     EXPECT_EQ(*back, r);
@@ -172,4 +174,25 @@ TEST(PreflightVerdict, MalformedIsAProtocolError) {
         EXPECT_EQ(s.error().code, Errc::protocol);
         EXPECT_NE(s.error().message.find("verdict"), std::string::npos);
     }
+}
+
+TEST(Preflight, DifferentNcclVersionsNamed) {
+    auto all = good_world();
+    for (auto& r : all) r.nccl_version = 22809;
+    all[3].nccl_version = 22105;
+    expect_failure(
+        all, all[0],
+        {"rank 0 on 'n1' loaded NCCL 2.28.9", "rank 3 on 'n2' loaded NCCL 2.21.5", "one NCCL"});
+    all[3].nccl_version = 22809;
+    EXPECT_TRUE(check_preflight(all, all[0]).ok());
+}
+
+TEST(Preflight, DifferentNcclOptionsNamed) {
+    auto all = good_world();
+    for (auto& r : all) r.nccl_options = "local=1 ids=1";
+    all[2].nccl_options = "local=0 ids=1";
+    expect_failure(all, all[1],
+                   {"'local=1 ids=1'", "rank 2 on 'n2' for 'local=0 ids=1'", "same sddp_options"});
+    all[2].nccl_options = "";  // no_nccl on one rank only
+    expect_failure(all, all[1], {"rank 2 on 'n2' for ''"});
 }

@@ -131,7 +131,12 @@ SDDP_API int sddp_last_error_code(void);
 SDDP_API const char* sddp_status_name(int status); /* "SDDP_ERR_TIMEOUT", ... */
 
 SDDP_API const char* sddp_version(void); /* "0.1.0" */
-SDDP_API int sddp_have_nccl(void);       /* 1 if this build has the NCCL layer */
+/* 1 if this build has the NCCL layer and NCCL and the CUDA runtime load on this node (they are
+ * loaded at run time, by SONAME: libnccl.so.2, libcudart.so.N); 0 otherwise, with the reason in
+ * sddp_last_error() only after a failed sddp_init. */
+SDDP_API int sddp_have_nccl(void);
+/* ncclGetVersion() of the NCCL this process loaded (22809 for 2.28.9); 0 when none loads. */
+SDDP_API int sddp_nccl_version(void);
 
 #ifdef __cplusplus
 }

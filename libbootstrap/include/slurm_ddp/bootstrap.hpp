@@ -1,7 +1,7 @@
 // slurm_ddp/bootstrap.hpp: a thin RAII wrapper over the C API (header only).
 //
 //     slurm_ddp::Session s;                 // throws slurm_ddp::Error on failure
-//     ncclComm_t comm = s.nccl_comm();      // include <nccl.h> first for the typed accessor
+//     ncclComm_t comm = slurm_ddp::nccl_comm(s);  // from slurm_ddp/nccl.hpp
 //     ...                                   // the destructor finalizes; s.abort("why") aborts
 //
 // The C API never throws; this wrapper turns its status codes into exceptions because that is
@@ -95,16 +95,9 @@ class Session {
     std::string identity_source() const { return sddp_identity_source(h_); }
     std::string host() const { return sddp_host(h_); }
 
+    // ncclComm_t as void*; slurm_ddp/nccl.hpp has the typed forms.
     void* nccl_comm_ptr() const { return sddp_nccl_comm(h_); }
     void* nccl_local_comm_ptr() const { return sddp_nccl_local_comm(h_); }
-#ifdef NCCL_MAJOR  // <nccl.h> was included first: typed accessors
-    ncclComm_t nccl_comm() const {
-        return static_cast<ncclComm_t>(nccl_comm_ptr());
-    }
-    ncclComm_t nccl_local_comm() const {
-        return static_cast<ncclComm_t>(nccl_local_comm_ptr());
-    }
-#endif
 
     void broadcast(void* buf, std::size_t len, int root) {
         check(sddp_broadcast(h_, buf, len, root));
@@ -115,13 +108,9 @@ class Session {
         check(sddp_allgather(h_, mine, len, out.data()));
         return out;
     }
-    void barrier() {
-        check(sddp_barrier(h_));
-    }
+    void barrier() { check(sddp_barrier(h_)); }
 
-    sddp_handle* handle() const {
-        return h_;
-    }
+    sddp_handle* handle() const { return h_; }
 
   private:
     static void check(int rc) {

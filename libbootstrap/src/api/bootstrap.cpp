@@ -1,9 +1,13 @@
 #include "api/bootstrap.hpp"
 
+#include <mutex>
+
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
 #include "api/master_precheck.hpp"
 #include "core/contract.hpp"
+#include "core/device_choice.hpp"
+#include "core/gpu_binding.hpp"
 #include "core/log.hpp"
 #include "core/preflight.hpp"
 #include "rendezvous/preflight_exchange.hpp"
@@ -133,10 +137,10 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     h->local_rank = static_cast<int>(h->id.local_rank);
     h->local_world_size = static_cast<int>(h->id.local_world_size);
 
-    // Refuse before the rendezvous, so that every rank of a misbuilt job fails at once.
-    if (s.nccl && !nccl::available()) {
-        return fail_step(*h, Phase::nccl, "NCCL",
-                         make_error(Errc::unsupported, nccl::select_gpu({}).error().message));
+    // Refuse before the rendezvous, so that every rank of a job on a node without NCCL (or
+    // with one too old) fails at once, naming the library.
+    if (s.nccl) {
+        if (auto st = nccl::load(); !st) return fail_step(*h, Phase::nccl, "NCCL", st.error());
     }
 
     if (h->id.world_size == 1) {
@@ -163,17 +167,23 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     mine.host = h->host;
     std::optional<Error> gpu_error;
     if (s.nccl) {
+        mine.nccl_version = static_cast<std::uint32_t>(nccl::version());
+        mine.nccl_options = "local=" + std::to_string(s.local_comm ? 1 : 0) +
+                            " ids=" + std::to_string(s.unique_ids);
+    }
+    if (s.nccl) {
         if (!h->id.locality_known && h->id.world_size > 1 && !h->id.device) {
             if (auto st = derive_locality_from_hosts(*h); !st) {
                 return fail_step(*h, Phase::rendezvous, "rendezvous (" + h->transport_name + ")",
                                  st.error());
             }
         }
-        nccl::GpuRequest req;
+        DeviceChoiceInput req;
         req.ddp_device = h->id.device;
         req.local_rank = h->local_rank;
+        req.local_world_size = h->local_world_size;
         req.locality_known = h->id.locality_known;
-        req.visible_devices = env("CUDA_VISIBLE_DEVICES");
+        req.slurm = read_slurm_gpu_env(env, EnvLookup());
         auto g = nccl::select_gpu(req);
         if (g) {
             mine.pci_bus_id = g->pci_bus_id;
@@ -203,6 +213,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         p.node_color = h->node_rank;
         p.local_comm = s.local_comm;
         p.unique_ids = s.unique_ids;
+        p.nccl_comm_id = env("NCCL_COMM_ID");
         p.timeout = s.timeout;
         auto comms = nccl::create_comms(*h->transport, p);
         if (!comms) return fail_step(*h, Phase::nccl, "NCCL", comms.error());
@@ -212,8 +223,12 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     return SDDP_OK;
 }
 
+// Both take the handle's lock, so that a collective running on another thread finishes (it
+// is bounded by the timeout) before the handle is torn down; the handle is freed after the
+// lock is released.
 int shutdown(std::unique_ptr<sddp_handle> h) {
     int rc = SDDP_OK;
+    std::unique_lock<std::mutex> lock(h->mu);
     if (h->comms) {
         if (auto st = h->comms->finalize(h->timeout); !st) {
             rc = set_last_error(status_for(Phase::nccl, st.error().code),
@@ -222,10 +237,12 @@ int shutdown(std::unique_ptr<sddp_handle> h) {
         h->comms.reset();
     }
     h->transport.reset();
+    lock.unlock();
     return rc;
 }
 
 void abort_handle(std::unique_ptr<sddp_handle> h, const char* reason) {
+    std::unique_lock<std::mutex> lock(h->mu);
     if (h->comms) h->comms->abort();
     h->comms.reset();
     if (h->transport) {
@@ -233,6 +250,7 @@ void abort_handle(std::unique_ptr<sddp_handle> h, const char* reason) {
                             (reason && *reason ? reason : "no reason given"));
     }
     h->transport.reset();
+    lock.unlock();
 }
 
 }  // namespace sddp::api

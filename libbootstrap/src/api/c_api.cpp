@@ -158,7 +158,18 @@ const char* sddp_version(void) {
     return SDDP_VERSION_STRING;
 }
 int sddp_have_nccl(void) {
-    return sddp::nccl::available() ? 1 : 0;
+    try {
+        return sddp::nccl::load() ? 1 : 0;
+    } catch (...) {
+        return 0;
+    }
+}
+int sddp_nccl_version(void) {
+    try {
+        return sddp::nccl::version();
+    } catch (...) {
+        return 0;
+    }
 }
 
 }  // extern "C"

@@ -1,4 +1,4 @@
-// The NCCL layer of a build without NCCL: everything says so, with the way out.
+// The NCCL layer of a build without nccl.h: everything says so, with the way out.
 #include "nccl/nccl_layer.hpp"
 
 namespace sddp::nccl {
@@ -6,19 +6,27 @@ namespace {
 
 Error unsupported() {
     return make_error(Errc::unsupported,
-                      "this libslurm_ddp was built without NCCL, so it cannot create a NCCL "
+                      "this libslurm_ddp was built without the NCCL layer (nccl.h and the CUDA "
+                      "runtime headers were not found at build time), so it cannot create a NCCL "
                       "communicator; initialise with no_nccl (identity and rendezvous only), or "
-                      "rebuild with CUDA and NCCL installed (-DSDDP_WITH_NCCL=ON "
-                      "-DSDDP_CUDA_ROOT=...)");
+                      "rebuild with them installed (-DSDDP_WITH_NCCL=ON -DSDDP_CUDA_ROOT=...)");
 }
 
 }  // namespace
 
-bool available() {
+bool built() {
     return false;
 }
 
-Result<GpuSelection> select_gpu(const GpuRequest&) {
+Status load() {
+    return unsupported();
+}
+
+int version() {
+    return 0;
+}
+
+Result<GpuSelection> select_gpu(DeviceChoiceInput) {
     return unsupported();
 }
 

@@ -1,5 +1,8 @@
 #include "core/device_choice.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "core/contract.hpp"
 #include "core/numbers.hpp"
 
@@ -7,12 +10,52 @@ namespace sddp {
 namespace {
 
 std::string visible_text(const DeviceChoiceInput& in) {
-    return in.visible_devices ? "CUDA_VISIBLE_DEVICES=" + quote_value(*in.visible_devices)
-                              : std::string("CUDA_VISIBLE_DEVICES unset");
+    return in.slurm.task_visible ? "CUDA_VISIBLE_DEVICES=" + quote_value(*in.slurm.task_visible)
+                                 : std::string("CUDA_VISIBLE_DEVICES unset");
 }
 
 std::string count_text(int n) {
     return std::to_string(n) + (n == 1 ? " CUDA device is" : " CUDA devices are");
+}
+
+std::string trim(std::string s) {
+    const auto sp = [](unsigned char c) { return c == ' ' || c == '\t'; };
+    while (!s.empty() && sp(static_cast<unsigned char>(s.back()))) s.pop_back();
+    std::size_t i = 0;
+    while (i < s.size() && sp(static_cast<unsigned char>(s[i]))) ++i;
+    return s.substr(i);
+}
+
+std::vector<std::string> entries(const std::string& list) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    for (;;) {
+        const std::size_t comma = list.find(',', start);
+        out.push_back(trim(list.substr(start, comma - start)));
+        if (comma == std::string::npos) return out;
+        start = comma + 1;
+    }
+}
+
+// The device index the plugin's binding (policy local) gives this task within its current
+// CUDA_VISIBLE_DEVICES; nullopt when Slurm bound no GPUs (then LOCAL_RANK decides).
+Result<std::optional<int>> index_from_binding(const DeviceChoiceInput& in) {
+    GpuBindingInput b;
+    b.policy = GpuBindPolicy::local;
+    b.local_rank = in.local_rank;
+    b.local_world_size = std::max(in.local_world_size, in.local_rank + 1);
+    b.slurm = in.slurm;
+    b.slurm.step_visible.reset();  // the step's list is the plugin's view, not the task's
+    b.slurm.step_gpus.reset();
+    SDDP_TRY(binding, bind_gpus(b));
+    if (!binding.changed) return std::optional<int>();
+    const std::optional<std::string>& list =
+        in.slurm.task_visible ? in.slurm.task_visible : in.slurm.task_ordinal;
+    if (!list) return std::optional<int>();
+    const std::vector<std::string> mine = entries(*list);
+    const auto at = std::find(mine.begin(), mine.end(), binding.own);
+    if (at == mine.end()) return std::optional<int>();
+    return std::optional<int>(static_cast<int>(at - mine.begin()));
 }
 
 }  // namespace
@@ -25,13 +68,27 @@ Result<int> choose_device(const DeviceChoiceInput& in) {
                               "without NCCL (no_nccl) for CPU-only work");
     }
     if (in.ddp_device) {
-        if (*in.ddp_device < in.device_count) return *in.ddp_device;
+        if (*in.ddp_device >= 0 && *in.ddp_device < in.device_count) return *in.ddp_device;
         return make_error(Errc::invalid_input,
                           std::string(contract::kDeviceVar) + "=" + std::to_string(*in.ddp_device) +
                               " but only " + count_text(in.device_count) + " visible (" +
                               visible_text(in) +
                               "): CUDA_VISIBLE_DEVICES was changed after srun --ddp bound the "
                               "GPUs; do not change it inside the job step");
+    }
+    auto bound = index_from_binding(in);
+    if (!bound) {
+        // More tasks on the node than GPUs: the binding's message names both counts.
+        return make_error(Errc::invalid_input, bound.error().message);
+    }
+    if (*bound) {
+        if (**bound < in.device_count) return **bound;
+        return make_error(Errc::invalid_input,
+                          "Slurm gave this task GPU index " + std::to_string(**bound) +
+                              " but only " + count_text(in.device_count) + " visible (" +
+                              visible_text(in) +
+                              "): the GPUs Slurm lists are not all usable by this task (device "
+                              "cgroup, or CUDA_VISIBLE_DEVICES changed inside the step)");
     }
     if (in.local_rank < in.device_count) return in.local_rank;
     return make_error(

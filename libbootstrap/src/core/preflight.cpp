@@ -11,7 +11,7 @@ namespace {
 
 // Field caps: a record is a few hundred bytes; anything larger is not ours.
 constexpr std::size_t kMaxField = 1024;
-constexpr std::uint8_t kRecordVersion = 1;
+constexpr std::uint8_t kRecordVersion = 2;
 
 void put_str(std::vector<std::uint8_t>& out, std::string_view s) {
     s = s.substr(0, kMaxField);
@@ -53,6 +53,13 @@ std::string who(const PreflightRecord& r) {
     return "rank " + std::to_string(r.rank) + " on " + quote_value(r.host);
 }
 
+// "2.28.9" from 22809 (NCCL_VERSION's encoding from 2.9 on); "none" for 0.
+std::string nccl_version_text(std::uint32_t code) {
+    if (code == 0) return "none";
+    return std::to_string(code / 10000) + "." + std::to_string(code % 10000 / 100) + "." +
+           std::to_string(code % 100);
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r) {
@@ -65,6 +72,8 @@ std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r) {
     put_str(out, r.pci_bus_id);
     put_be32(out, static_cast<std::uint32_t>(r.cuda_device));
     put_str(out, r.error);
+    put_be32(out, r.nccl_version);
+    put_str(out, r.nccl_options);
     return out;
 }
 
@@ -80,7 +89,8 @@ Result<PreflightRecord> decode_preflight(std::span<const std::uint8_t> bytes) {
                                               ": all ranks must use the same libbootstrap release");
     }
     if (!in.str(r.step_tag) || !in.u32(r.world_size) || !in.u32(r.rank) || !in.str(r.host) ||
-        !in.str(r.pci_bus_id) || !in.u32(device) || !in.str(r.error) || !in.done()) {
+        !in.str(r.pci_bus_id) || !in.u32(device) || !in.str(r.error) || !in.u32(r.nccl_version) ||
+        !in.str(r.nccl_options) || !in.done()) {
         return make_error(Errc::protocol, "a preflight record of " + std::to_string(bytes.size()) +
                                               " bytes is malformed");
     }
@@ -127,18 +137,37 @@ Status check_preflight(const std::vector<PreflightRecord>& all, const PreflightR
         return make_error(Errc::invalid_input,
                           "preflight: " + who(r) + " cannot continue: " + r.error);
     }
+    const PreflightRecord& first = all.front();
+    for (const auto& r : all) {
+        if (r.nccl_version != first.nccl_version) {
+            return make_error(Errc::invalid_input,
+                              "preflight: " + who(first) + " loaded NCCL " +
+                                  nccl_version_text(first.nccl_version) + " but " + who(r) +
+                                  " loaded NCCL " + nccl_version_text(r.nccl_version) +
+                                  ": ranks must use one NCCL (the same libnccl.so.2 on every "
+                                  "node, or the same Python environment)");
+        }
+        if (r.nccl_options != first.nccl_options) {
+            return make_error(Errc::invalid_input,
+                              "preflight: " + who(first) + " asked for NCCL options " +
+                                  quote_value(first.nccl_options) + " but " + who(r) + " for " +
+                                  quote_value(r.nccl_options) +
+                                  ": every rank must pass the same sddp_options (no_nccl, "
+                                  "no_local_comm, nccl_unique_ids)");
+        }
+    }
     // Same host and bus id = one GPU. The first pair found is named: it is enough to act on.
     std::map<std::pair<std::string, std::string>, const PreflightRecord*> owner;
     for (const auto& r : all) {
         if (r.pci_bus_id.empty()) continue;
         auto [it, inserted] = owner.emplace(std::make_pair(r.host, r.pci_bus_id), &r);
         if (inserted) continue;
-        const auto& first = *it->second;
+        const auto& holder = *it->second;
         return make_error(
             Errc::invalid_input,
-            "preflight: ranks " + std::to_string(first.rank) + " and " + std::to_string(r.rank) +
+            "preflight: ranks " + std::to_string(holder.rank) + " and " + std::to_string(r.rank) +
                 " both use GPU " + r.pci_bus_id + " on host " + quote_value(r.host) +
-                " (CUDA devices " + std::to_string(first.cuda_device) + " and " +
+                " (CUDA devices " + std::to_string(holder.cuda_device) + " and " +
                 std::to_string(r.cuda_device) +
                 "); NCCL would fail with \"Duplicate GPU detected\". Give each task its own GPU: "
                 "srun --ddp=gpu-bind=local (or --gpus-per-task=1), or run fewer tasks per node "

@@ -26,6 +26,10 @@ struct PreflightRecord {
     // Why this rank cannot go on (its GPU could not be selected), empty when it can. Shared so
     // that every rank fails at once naming it, instead of waiting for it in NCCL's init.
     std::string error;
+    // The NCCL this rank loaded (ncclGetVersion, 0 without NCCL) and the NCCL options it asked
+    // for ("local=1 ids=1"): ranks that differ would fail or hang inside NCCL's init.
+    std::uint32_t nccl_version = 0;
+    std::string nccl_options;
     bool operator==(const PreflightRecord&) const = default;
 };
 
@@ -33,8 +37,8 @@ std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r);
 Result<PreflightRecord> decode_preflight(std::span<const std::uint8_t> bytes);
 
 // `all[i]` is what rank i sent. Checks, in order: every record is rank i's, from this step,
-// with this world size; no rank reported an error; no two ranks share a GPU (same host and bus
-// id).
+// with this world size; no rank reported an error; every rank has rank 0's NCCL version and NCCL
+// options; no two ranks share a GPU (same host and bus id).
 Status check_preflight(const std::vector<PreflightRecord>& all, const PreflightRecord& mine);
 
 // Rank 0's verdict after a gather (the scalable preflight: records go up, only this comes down):

@@ -1,54 +1,77 @@
-// GPU selection for the NCCL layer: the CUDA runtime calls around choose_device.
-#include <cuda_runtime_api.h>
-
+// GPU selection for the NCCL layer: the CUDA runtime calls around core's choose_device.
 #include <algorithm>
 #include <array>
 #include <cctype>
 
-#include "core/device_choice.hpp"
 #include "nccl/nccl_layer.hpp"
+#include "nccl/nccl_library.hpp"
 
 namespace sddp::nccl {
 namespace {
 
-Error cuda_error(const std::string& call, cudaError_t e, const std::string& hint) {
-    return make_error(Errc::io, call + " failed: " + cudaGetErrorName(e) + " (" +
-                                    cudaGetErrorString(e) + ")" + hint);
+Error cuda_error(const CudaApi& cuda, const std::string& call, cudaError_t e,
+                 const std::string& hint) {
+    return make_error(Errc::io, call + " failed: " + cuda.GetErrorName(e) + " (" +
+                                    cuda.GetErrorString(e) + ")" + hint);
+}
+
+// What to check for a failing cudaGetDeviceCount, by error.
+std::string device_count_hint(cudaError_t e) {
+    switch (e) {
+        case cudaErrorSystemNotReady:
+            return ": the GPUs are not ready: on NVSwitch systems the fabric manager "
+                   "(nvidia-fabricmanager) is not running or has not finished; check "
+                   "systemctl status nvidia-fabricmanager and nvidia-smi -q";
+        case cudaErrorInsufficientDriver:
+            return ": the NVIDIA driver is not installed, or older than this CUDA runtime "
+                   "needs; install or upgrade it, or use a runtime matching it";
+        default:
+            return ": the NVIDIA driver is missing, too old for this CUDA runtime, or the GPUs "
+                   "are not accessible to this task";
+    }
 }
 
 }  // namespace
 
-bool available() {
+bool built() {
     return true;
 }
 
-Result<GpuSelection> select_gpu(const GpuRequest& req) {
+Status load() {
+    SDDP_TRY(n, nccl_api());
+    (void)n;
+    SDDP_TRY(c, cuda_api());
+    (void)c;
+    return ok_status();
+}
+
+int version() {
+    auto n = nccl_api();
+    return n ? (*n)->version : 0;
+}
+
+Result<GpuSelection> select_gpu(DeviceChoiceInput req) {
+    SDDP_TRY(cuda_ptr, cuda_api());
+    const CudaApi& cuda = *cuda_ptr;
     int count = 0;
-    const cudaError_t ce = cudaGetDeviceCount(&count);
+    const cudaError_t ce = cuda.GetDeviceCount(&count);
     if (ce == cudaErrorNoDevice) {
         count = 0;
     } else if (ce != cudaSuccess) {
-        return cuda_error("cudaGetDeviceCount", ce,
-                          ": the NVIDIA driver is missing, too old for this CUDA runtime, or "
-                          "the GPUs are not accessible to this task");
+        return cuda_error(cuda, "cudaGetDeviceCount", ce, device_count_hint(ce));
     }
-    DeviceChoiceInput in;
-    in.ddp_device = req.ddp_device;
-    in.local_rank = req.local_rank;
-    in.locality_known = req.locality_known;
-    in.device_count = count;
-    in.visible_devices = req.visible_devices;
-    SDDP_TRY(device, choose_device(in));
-    if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
-        return cuda_error("cudaSetDevice(" + std::to_string(device) + ")", e,
+    req.device_count = count;
+    SDDP_TRY(device, choose_device(req));
+    if (const cudaError_t e = cuda.SetDevice(device); e != cudaSuccess) {
+        return cuda_error(cuda, "cudaSetDevice(" + std::to_string(device) + ")", e,
                           ": the device exists but cannot be used (exclusive-process mode with "
                           "another process on it, or a GPU fault: check nvidia-smi)");
     }
     std::array<char, 64> bus{};
     if (const cudaError_t e =
-            cudaDeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device);
+            cuda.DeviceGetPCIBusId(bus.data(), static_cast<int>(bus.size()), device);
         e != cudaSuccess) {
-        return cuda_error("cudaDeviceGetPCIBusId(" + std::to_string(device) + ")", e, "");
+        return cuda_error(cuda, "cudaDeviceGetPCIBusId(" + std::to_string(device) + ")", e, "");
     }
     GpuSelection s;
     s.device = device;

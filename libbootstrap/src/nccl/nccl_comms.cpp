@@ -1,10 +1,15 @@
 // The world and node-local NCCL communicators: creation, finalisation, abort.
-#include <nccl.h>
-
+//
+// NCCL bootstraps one non-blocking communicator (`init_`), so that init is bounded by our
+// deadline, and hands the caller blocking children split from it with splitShare: a
+// non-blocking communicator stays non-blocking for life, and then every collective a user
+// enqueues may return ncclInProgress and must be polled, which code written against plain NCCL
+// does not do. splitShare makes the children reuse the parent's proxy and buffers.
 #include <algorithm>
 
 #include "core/contract.hpp"
 #include "nccl/nccl_layer.hpp"
+#include "nccl/nccl_library.hpp"
 #include "nccl/nccl_unique_ids.hpp"
 #include "nccl/nccl_wait.hpp"
 
@@ -13,7 +18,14 @@ namespace {
 
 ncclConfig_t nonblocking_config() {
     ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-    c.blocking = 0;  // every NCCL call returns at once; we poll against our deadline
+    c.blocking = 0;  // init returns at once; we poll against our deadline
+    return c;
+}
+
+ncclConfig_t child_config() {
+    ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
+    c.blocking = 1;    // what users of the handed-out communicators expect
+    c.splitShare = 1;  // no second proxy thread, sockets and buffers
     return c;
 }
 
@@ -23,103 +35,138 @@ std::string seconds(std::chrono::milliseconds t) {
 
 class NcclComms final : public Comms {
   public:
+    explicit NcclComms(const NcclApi& nccl) : nccl_(nccl) {}
     ~NcclComms() override { abort(); }
+    NcclComms(const NcclComms&) = delete;
+    NcclComms& operator=(const NcclComms&) = delete;
 
     void* world() const override { return world_; }
     void* local() const override { return local_; }
 
     Status finalize(std::chrono::milliseconds timeout) override {
         const auto deadline = Clock::now() + timeout;
-        Status first = ok_status();
-        // The child first: it was split from the world communicator.
-        for (ncclComm_t* c : {&local_, &world_}) {
+        // The children first: they share the parent's resources.
+        for (ncclComm_t* c : {&local_, &world_, &init_}) {
             if (!*c) continue;
-            Status s = finalize_one(*c, deadline);
-            if (!s && first) first = s;
-            *c = nullptr;
+            if (Status s = finalize_one(*c, deadline); !s) {
+                abort();  // the rest, parent first
+                return s;
+            }
         }
-        return first;
+        return ok_status();
     }
 
+    // The parent first: its abort flag is shared with the children (splitShare) and it owns
+    // the split job that may still be writing a child.
     void abort() override {
-        for (ncclComm_t* c : {&local_, &world_}) {
-            if (*c) ncclCommAbort(*c);
+        for (ncclComm_t* c : {&init_, &world_, &local_}) {
+            if (*c) nccl_.CommAbort(*c);
             *c = nullptr;
         }
     }
 
-    ncclComm_t world_ = nullptr;
-    ncclComm_t local_ = nullptr;
+    // Splits a blocking child from init_ into `out` (a member, because NCCL's split job
+    // writes it after ncclCommSplit returns, when the parent is non-blocking).
+    Status split(int color, int key, ncclComm_t& out, Clock::time_point deadline,
+                 const std::string& what) {
+        ncclConfig_t config = child_config();
+        const ncclResult_t r = nccl_.CommSplit(init_, color, key, &out, &config);
+        if (r != ncclSuccess && r != ncclInProgress)
+            return make_error(Errc::io, nccl_error_text(nccl_, r, init_));
+        // The split runs as a job of the parent: the parent's state says when it has finished
+        // and written the child; only then is the child's handle ours to read.
+        SDDP_CHECK(wait_ready(nccl_, init_, deadline, what));
+        if (!out)
+            return make_error(Errc::io, what + " completed without creating the communicator");
+        return wait_ready(nccl_, out, deadline, what);
+    }
+
+    const NcclApi& nccl_;
+    ncclComm_t init_ = nullptr;   // non-blocking, bootstrapped by NCCL; never handed out
+    ncclComm_t world_ = nullptr;  // blocking child, all ranks
+    ncclComm_t local_ = nullptr;  // blocking child, this node's ranks
 
   private:
-    static Status finalize_one(ncclComm_t c, Clock::time_point deadline) {
-        ncclResult_t r = ncclCommFinalize(c);
-        if (r != ncclSuccess && r != ncclInProgress) {
-            const std::string why = nccl_error_text(r, c);
-            ncclCommAbort(c);
-            return make_error(Errc::io, "ncclCommFinalize failed: " + why);
+    // Polls the state before finalising (an enqueued operation may still be running on a
+    // non-blocking communicator), then ncclCommFinalize and ncclCommDestroy; aborts on any
+    // failure so that nothing is left behind. ncclCommFinalize of a blocking child returns when
+    // its operations have completed: that wait is NCCL's and not bounded by `deadline`.
+    Status finalize_one(ncclComm_t& c, Clock::time_point deadline) {
+        const ncclComm_t comm = c;
+        c = nullptr;
+        const auto fail = [&](Error e) {
+            nccl_.CommAbort(comm);
+            return e;
+        };
+        if (Status s = wait_ready(nccl_, comm, deadline, "waiting before ncclCommFinalize"); !s)
+            return fail(s.take_error());
+        ncclResult_t r = nccl_.CommFinalize(comm);
+        if (r != ncclSuccess && r != ncclInProgress)
+            return fail(make_error(Errc::io,
+                                   "ncclCommFinalize failed: " + nccl_error_text(nccl_, r, comm)));
+        if (Status s = wait_ready(nccl_, comm, deadline, "ncclCommFinalize"); !s)
+            return fail(s.take_error());  // a peer never finished: do not wait for it
+        r = nccl_.CommDestroy(comm);
+        if (r != ncclSuccess) {
+            return fail(make_error(Errc::io, std::string("ncclCommDestroy failed: ") +
+                                                 nccl_.GetErrorString(r) +
+                                                 " (the communicator was aborted instead)"));
         }
-        if (auto s = wait_ready(c, deadline, "ncclCommFinalize"); !s) {
-            ncclCommAbort(c);  // a peer never finished its operations: do not wait for it
-            return s;
-        }
-        r = ncclCommDestroy(c);
-        if (r != ncclSuccess)
-            return make_error(Errc::io,
-                              std::string("ncclCommDestroy failed: ") + ncclGetErrorString(r));
         return ok_status();
     }
 };
 
-Error init_failed(const Error& e, const CommParams& p, const char* what) {
+Error init_failed(const Error& e, const CommParams& p, const std::string& what) {
     if (e.code == Errc::timeout) {
         return make_error(Errc::timeout,
-                          std::string(what) + " did not complete within " + seconds(p.timeout) +
+                          what + " did not complete within " + seconds(p.timeout) +
                               ": a rank failed or stopped before it, or NCCL cannot connect the "
                               "nodes (firewall, wrong interface: set NCCL_SOCKET_IFNAME; run "
                               "with NCCL_DEBUG=INFO to see where it stopped), or raise " +
                               std::string(contract::kTimeoutVar));
     }
-    return make_error(
-        e.code, std::string(what) + ": " + e.message + " (NCCL_DEBUG=INFO shows the details)");
+    return make_error(e.code, what + ": " + e.message + " (NCCL_DEBUG=INFO shows the details)");
 }
 
 }  // namespace
 
 Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p) {
+    SDDP_TRY(nccl_ptr, nccl_api());
+    const NcclApi& nccl = *nccl_ptr;
     const int nids = std::clamp(p.unique_ids, 1, std::max(1, p.world_size));
-    auto ids = share_unique_ids(t, nids);
+    SDDP_CHECK(check_comm_id(p.nccl_comm_id, nids));
+    if (nids > 1 && !nccl.CommInitRankScalable) {
+        return make_error(
+            Errc::unsupported,
+            "nccl_unique_ids=" + std::to_string(nids) + " needs ncclCommInitRankScalable (NCCL " +
+                version_text(kScalableNcclVersion) + "), but NCCL " + version_text(nccl.version) +
+                " at " + nccl.path + " lacks it; use one id or a newer NCCL");
+    }
+    auto ids = share_unique_ids(nccl, t, nids);
     if (!ids)
         return make_error(ids.error().code, "sharing the NCCL unique id: " + ids.error().message);
 
     const auto deadline = Clock::now() + p.timeout;
-    auto comms = std::make_unique<NcclComms>();
+    auto comms = std::make_unique<NcclComms>(nccl);
     ncclConfig_t config = nonblocking_config();
-    const char* what = nids > 1 ? "ncclCommInitRankScalable" : "ncclCommInitRankConfig";
-    ncclResult_t r =
-        nids > 1 ? ncclCommInitRankScalable(&comms->world_, p.world_size, p.rank, nids, ids->data(),
-                                            &config)
-                 : ncclCommInitRankConfig(&comms->world_, p.world_size, (*ids)[0], p.rank, &config);
+    const std::string what = nids > 1 ? "ncclCommInitRankScalable" : "ncclCommInitRankConfig";
+    const ncclResult_t r =
+        nids > 1 ? nccl.CommInitRankScalable(&comms->init_, p.world_size, p.rank, nids, ids->data(),
+                                             &config)
+                 : nccl.CommInitRankConfig(&comms->init_, p.world_size, (*ids)[0], p.rank, &config);
     if (r != ncclSuccess && r != ncclInProgress) {
-        return init_failed(make_error(Errc::io, nccl_error_text(r, comms->world_)), p, what);
+        return init_failed(make_error(Errc::io, nccl_error_text(nccl, r, comms->init_)), p, what);
     }
-    if (auto s = wait_ready(comms->world_, deadline, what); !s) {
+    if (auto s = wait_ready(nccl, comms->init_, deadline, what); !s) {
         return init_failed(s.error(), p, what);  // ~NcclComms aborts the communicator
     }
-
+    const std::string world_what = "ncclCommSplit (blocking world communicator)";
+    if (auto s = comms->split(0, p.rank, comms->world_, deadline, world_what); !s)
+        return init_failed(s.error(), p, world_what);
     if (p.local_comm) {
-        ncclConfig_t split_config = nonblocking_config();
-        r = ncclCommSplit(comms->world_, p.node_color, p.rank, &comms->local_, &split_config);
-        if (r != ncclSuccess && r != ncclInProgress) {
-            return init_failed(make_error(Errc::io, nccl_error_text(r, comms->world_)), p,
-                               "ncclCommSplit (node-local communicator)");
-        }
-        // Non-blocking split: the child's state tells when it is ready.
-        if (auto s = wait_ready(comms->local_ ? comms->local_ : comms->world_, deadline,
-                                "ncclCommSplit");
-            !s) {
-            return init_failed(s.error(), p, "ncclCommSplit (node-local communicator)");
-        }
+        const std::string local_what = "ncclCommSplit (node-local communicator)";
+        if (auto s = comms->split(p.node_color, p.rank, comms->local_, deadline, local_what); !s)
+            return init_failed(s.error(), p, local_what);
     }
     return std::unique_ptr<Comms>(std::move(comms));
 }

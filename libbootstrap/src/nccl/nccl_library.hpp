@@ -1,0 +1,64 @@
+// The NCCL and CUDA runtime entry points the layer uses, loaded at run time.
+//
+// Why not link them: a library linked to libnccl.so.2 and libcudart does not load on a node
+// without CUDA (even for callers that never ask for NCCL), and one linked with -z now fails with
+// an undefined symbol in a process that already loaded an older libnccl.so.2 (a PyTorch
+// wheel's). Loading by SONAME at the first sddp_init that wants NCCL lets one build serve CPU and
+// GPU nodes, and turns an old or missing NCCL into a message that names it. dlopen of a SONAME
+// the process already holds returns that copy, so the library and the program share one NCCL.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <string>
+
+#include "core/result.hpp"
+
+namespace sddp::nccl {
+
+// ncclCommSplit with splitShare and a child config of its own (blocking) needs NCCL 2.18.
+inline constexpr int kMinNcclVersion = 21800;
+// ncclCommInitRankScalable appeared in NCCL 2.23.
+inline constexpr int kScalableNcclVersion = 22300;
+
+struct NcclApi {
+    ncclResult_t (*GetVersion)(int*) = nullptr;
+    ncclResult_t (*GetUniqueId)(ncclUniqueId*) = nullptr;
+    ncclResult_t (*CommInitRankConfig)(ncclComm_t*, int, ncclUniqueId, int,
+                                       ncclConfig_t*) = nullptr;
+    // nullptr before NCCL 2.23.
+    ncclResult_t (*CommInitRankScalable)(ncclComm_t*, int, int, int, ncclUniqueId*,
+                                         ncclConfig_t*) = nullptr;
+    ncclResult_t (*CommSplit)(ncclComm_t, int, int, ncclComm_t*, ncclConfig_t*) = nullptr;
+    ncclResult_t (*CommGetAsyncError)(ncclComm_t, ncclResult_t*) = nullptr;
+    ncclResult_t (*CommFinalize)(ncclComm_t) = nullptr;
+    ncclResult_t (*CommDestroy)(ncclComm_t) = nullptr;
+    ncclResult_t (*CommAbort)(ncclComm_t) = nullptr;
+    const char* (*GetErrorString)(ncclResult_t) = nullptr;
+    const char* (*GetLastError)(ncclComm_t) = nullptr;
+    int version = 0;   // ncclGetVersion's code, 22809 for 2.28.9
+    std::string path;  // the file the loader picked
+};
+
+struct CudaApi {
+    cudaError_t (*GetDeviceCount)(int*) = nullptr;
+    cudaError_t (*SetDevice)(int) = nullptr;
+    cudaError_t (*DeviceGetPCIBusId)(char*, int, int) = nullptr;
+    const char* (*GetErrorName)(cudaError_t) = nullptr;
+    const char* (*GetErrorString)(cudaError_t) = nullptr;
+    std::string path;
+};
+
+// Loaded once per process (later calls return the same answer). Errc::unsupported with a
+// message naming the library and the fix when it is missing, lacks an entry point or is older
+// than kMinNcclVersion.
+Result<const NcclApi*> nccl_api();
+Result<const CudaApi*> cuda_api();
+
+// Pure: "2.28.9" from 22809 (and from the pre-2.9 form 2804 -> "2.8.4").
+std::string version_text(int code);
+// Pure: the verdict on a loaded NCCL's version.
+Status check_nccl_version(int code, const std::string& path);
+
+}  // namespace sddp::nccl

@@ -1,0 +1,66 @@
+/* A stand-in CUDA runtime for tests of the NCCL layer without a GPU.
+ * FAKE_CUDA_DEVICES: device count (default 1); FAKE_CUDA_ERROR: cudaGetDeviceCount's error code.
+ * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them), N the physical index.
+ * fake_cuda_device() is the last device set. */
+#include <cuda_runtime_api.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int current = -1;
+
+int fake_cuda_device(void) {
+    return current;
+}
+
+cudaError_t cudaGetDeviceCount(int* count) {
+    const char* e = getenv("FAKE_CUDA_ERROR");
+    if (e) return (cudaError_t)atoi(e);
+    const char* n = getenv("FAKE_CUDA_DEVICES");
+    *count = n ? atoi(n) : 1;
+    return *count > 0 ? cudaSuccess : cudaErrorNoDevice;
+}
+
+cudaError_t cudaSetDevice(int device) {
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess || device < 0 || device >= n)
+        return cudaErrorInvalidDevice;
+    current = device;
+    return cudaSuccess;
+}
+
+/* The bus id of a device follows the CUDA_VISIBLE_DEVICES entry it stands for (so that tasks
+ * of one node that see different GPUs report different ones, as real GPUs would). */
+cudaError_t cudaDeviceGetPCIBusId(char* bus, int len, int device) {
+    int physical = device;
+    const char* v = getenv("CUDA_VISIBLE_DEVICES");
+    for (int i = 0; v && *v; ++i) {
+        if (i == device) {
+            if (*v >= '0' && *v <= '9') physical = atoi(v);
+            break;
+        }
+        v = strchr(v, ',');
+        if (v) ++v;
+    }
+    snprintf(bus, (size_t)len, "0000:3B:%02X.0", physical);
+    return cudaSuccess;
+}
+
+const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+        case cudaErrorSystemNotReady:
+            return "cudaErrorSystemNotReady";
+        case cudaErrorNoDevice:
+            return "cudaErrorNoDevice";
+        case cudaErrorInvalidDevice:
+            return "cudaErrorInvalidDevice";
+        default:
+            return "cudaErrorUnknown";
+    }
+}
+
+const char* cudaGetErrorString(cudaError_t e) {
+    (void)e;
+    return "fake CUDA error";
+}

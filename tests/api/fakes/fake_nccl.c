@@ -1,0 +1,187 @@
+/* A stand-in libnccl.so.2 for tests of the NCCL layer without a GPU: it records every call the
+ * layer makes (fake_nccl_log) and follows a script from FAKE_NCCL (comma-separated words):
+ *   split_hang     the parent of a split stays in progress; its child appears only on abort
+ *   destroy_fail   ncclCommDestroy fails
+ *   finalize_hang  a non-blocking communicator stays in progress after ncclCommFinalize
+ *   init_fail      ncclCommInitRankConfig fails at once
+ * FAKE_NCCL_VERSION overrides the version (default 22809).
+ * Non-blocking calls report ncclInProgress for two polls, as NCCL's background jobs do; a
+ * split's child is written only when its parent's job completes. */
+#include <nccl.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ncclComm {
+    int id;
+    int blocking;
+    int polls_left;        /* > 0: in progress; -1: in progress for ever */
+    ncclComm_t* child_out; /* a split job's output slot, written when the job completes */
+    ncclComm_t child;
+};
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static char log_buf[16384];
+static int next_id = 1;
+
+static int scripted(const char* word) {
+    const char* s = getenv("FAKE_NCCL");
+    if (!s) return 0;
+    const size_t n = strlen(word);
+    for (const char* p = strstr(s, word); p; p = strstr(p + 1, word)) {
+        if ((p == s || p[-1] == ',') && (p[n] == 0 || p[n] == ',')) return 1;
+    }
+    return 0;
+}
+
+static void record(const char* fmt, int a, int b, int c, int d) {
+    char line[128];
+    snprintf(line, sizeof line, fmt, a, b, c, d);
+    pthread_mutex_lock(&mu);
+    /* Consecutive identical lines (polls) collapse to one. */
+    const size_t len = strlen(log_buf), ln = strlen(line);
+    const int repeat = len >= ln + 1 && strncmp(log_buf + len - ln - 1, line, ln) == 0 &&
+                       (len == ln + 1 || log_buf[len - ln - 2] == '\n');
+    if (!repeat && len + ln + 2 < sizeof log_buf) {
+        strcat(log_buf, line);
+        strcat(log_buf, "\n");
+    }
+    pthread_mutex_unlock(&mu);
+}
+
+const char* fake_nccl_log(void) {
+    return log_buf;
+}
+void fake_nccl_reset(void) {
+    pthread_mutex_lock(&mu);
+    log_buf[0] = 0;
+    next_id = 1; /* communicators are numbered from c1 again */
+    pthread_mutex_unlock(&mu);
+}
+
+static ncclComm_t new_comm(int blocking) {
+    ncclComm_t c = calloc(1, sizeof *c);
+    c->id = __atomic_fetch_add(&next_id, 1, __ATOMIC_SEQ_CST);
+    c->blocking = blocking;
+    return c;
+}
+
+static int blocking_of(const ncclConfig_t* config) {
+    return !config || config->blocking == NCCL_CONFIG_UNDEF_INT ? 1 : config->blocking;
+}
+
+ncclResult_t ncclGetVersion(int* version) {
+    const char* v = getenv("FAKE_NCCL_VERSION");
+    *version = v ? atoi(v) : 22809;
+    return ncclSuccess;
+}
+
+ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
+    memset(id, 0x5a, sizeof *id);
+    record("getuniqueid", 0, 0, 0, 0);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank,
+                                    ncclConfig_t* config) {
+    (void)id;
+    if (scripted("init_fail")) {
+        record("init failed n=%d r=%d", nranks, rank, 0, 0);
+        *comm = NULL;
+        return ncclSystemError;
+    }
+    ncclComm_t c = new_comm(blocking_of(config));
+    record("init c%d n=%d r=%d blocking=%d", c->id, nranks, rank, c->blocking);
+    *comm = c;
+    if (c->blocking) return ncclSuccess;
+    c->polls_left = 2;
+    return ncclInProgress;
+}
+
+ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, int nid,
+                                      ncclUniqueId* ids, ncclConfig_t* config) {
+    (void)nid;
+    return ncclCommInitRankConfig(comm, nranks, ids[0], rank, config);
+}
+
+ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
+                           ncclConfig_t* config) {
+    ncclComm_t child = new_comm(blocking_of(config));
+    record("split c%d color=%d key=%d", comm->id, color, key, 0);
+    record("  -> c%d blocking=%d share=%d", child->id, child->blocking,
+           config ? config->splitShare : -1, 0);
+    *newcomm = NULL; /* as NCCL: set when the job completes */
+    if (comm->blocking) {
+        *newcomm = child;
+        return ncclSuccess;
+    }
+    comm->child_out = newcomm;
+    comm->child = child;
+    comm->polls_left = scripted("split_hang") ? -1 : 2;
+    return ncclInProgress;
+}
+
+static void complete_job(ncclComm_t comm) {
+    if (comm->child_out) {
+        *comm->child_out = comm->child;
+        comm->child_out = NULL;
+    }
+}
+
+ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
+    if (!comm) return ncclInvalidArgument;
+    record("poll c%d", comm->id, 0, 0, 0);
+    if (comm->polls_left == -1) {
+        *state = ncclInProgress;
+    } else if (comm->polls_left > 0) {
+        --comm->polls_left;
+        *state = ncclInProgress;
+    } else {
+        complete_job(comm);
+        *state = ncclSuccess;
+    }
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommFinalize(ncclComm_t comm) {
+    record("finalize c%d", comm->id, 0, 0, 0);
+    if (comm->blocking) return ncclSuccess;
+    comm->polls_left = scripted("finalize_hang") ? -1 : 2;
+    return ncclInProgress;
+}
+
+ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+    record("destroy c%d", comm->id, 0, 0, 0);
+    if (scripted("destroy_fail")) return ncclInternalError;
+    free(comm);
+    return ncclSuccess;
+}
+
+ncclResult_t ncclCommAbort(ncclComm_t comm) {
+    record("abort c%d", comm->id, 0, 0, 0);
+    complete_job(comm); /* an aborted split job still hands out its (aborted) child */
+    free(comm);
+    return ncclSuccess;
+}
+
+const char* ncclGetErrorString(ncclResult_t r) {
+    switch (r) {
+        case ncclSuccess:
+            return "no error";
+        case ncclInternalError:
+            return "internal error";
+        case ncclSystemError:
+            return "unhandled system error";
+        case ncclInProgress:
+            return "in progress";
+        default:
+            return "fake error";
+    }
+}
+
+const char* ncclGetLastError(ncclComm_t comm) {
+    (void)comm;
+    return "fake last error";
+}

@@ -1,0 +1,56 @@
+#!/bin/bash
+# The NCCL layer's choices on the real cluster, with recording fakes of libnccl.so.2 and
+# libcudart (tests/api/fakes) standing in for the GPU: each task's device under plain srun
+# --gpus-per-task=1 (no --ddp), under srun --ddp, and under plain --gres with more tasks than
+# GPUs. The fakes "see" as many devices as CUDA_VISIBLE_DEVICES lists.
+source "$(dirname "$0")/lib.sh"
+PROBE="$SDDP_BUILD_DIR/tests/api/nccl_probe"
+FAKES="$SDDP_BUILD_DIR/tests/api/fakes"
+[ -x "$PROBE" ] || skip "nccl_probe not built"
+[ -f "$FAKES/libnccl.so.2" ] || skip "no NCCL fakes in this build (nccl.h not found at build time)"
+probe() {  # probe SRUN_ARGS...: every task runs sddp_init with NCCL on the fakes
+    srun_t "$@" bash -c 'FAKE_CUDA_DEVICES=$(awk -F, "{print NF}" <<<"${CUDA_VISIBLE_DEVICES:-}")
+        LD_LIBRARY_PATH='"$FAKES"' FAKE_CUDA_DEVICES=$FAKE_CUDA_DEVICES exec '"$PROBE"' init' 2>&1
+}
+
+# Plain srun, one GPU per task: every task's only visible GPU is device 0 (LOCAL_RANK would be
+# an invalid ordinal for local ranks >= 1).
+no_plugin
+out=$(probe -N2 --ntasks-per-node=2 --gpus-per-task=1)
+n_ok=$(grep -c '^init=SDDP_OK' <<<"$out")
+n_dev0=$(grep -c '^rank [0-3] of 4 on n[12]: device 0$' <<<"$out")
+if [ "$n_ok" = 4 ] && [ "$n_dev0" = 4 ]; then
+    pass "plain srun --gpus-per-task=1: 4 ranks, each on its one GPU (device 0)"
+else
+    fail "plain srun --gpus-per-task=1 ($n_ok ok, $n_dev0 on device 0):"; echo "$out"
+fi
+
+# Plain srun --gres=gpu:2 with 2 tasks per node: device LOCAL_RANK of the two.
+out=$(probe -N2 --ntasks-per-node=2 --gres=gpu:2)
+if [ "$(grep -c '^init=SDDP_OK' <<<"$out")" = 4 ] &&
+   [ "$(grep -Ec '^rank [02] of 4 on n[12]: device 0$' <<<"$out")" = 2 ] &&
+   [ "$(grep -Ec '^rank [13] of 4 on n[12]: device 1$' <<<"$out")" = 2 ]; then
+    pass "plain srun --gres=gpu:2: device LOCAL_RANK"
+else
+    fail "plain srun --gres=gpu:2:"; echo "$out"
+fi
+
+# More tasks than GPUs on a node: refused before NCCL, naming the counts.
+# (nccl_probe exits 0 and prints sddp_init's status.)
+out=$(probe -N1 -n3 --gres=gpu:2)
+if [ "$(grep -c '^init=SDDP_ERR_CUDA' <<<"$out")" = 3 ] && ! grep -q '^init=SDDP_OK' <<<"$out"; then
+    pass "3 tasks on 2 GPUs: every rank refused (SDDP_ERR_CUDA)"
+else
+    fail "3 tasks on 2 GPUs:"; echo "$out"
+fi
+expect_contains "3 tasks on 2 GPUs: refused with the counts" "$out" "only 2 GPU(s)"
+use_plugin
+
+# srun --ddp: SLURM_DDP_DEVICE from the plugin.
+out=$(probe --ddp -N2 --ntasks-per-node=2 --gres=gpu:2)
+if [ "$(grep -c '^init=SDDP_OK' <<<"$out")" = 4 ] && [ "$(grep -c '^finalize=SDDP_OK' <<<"$out")" = 4 ]; then
+    pass "srun --ddp --gres=gpu:2: 4 ranks through init and finalize on the fakes"
+else
+    fail "srun --ddp:"; echo "$out"
+fi
+finish
