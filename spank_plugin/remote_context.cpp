@@ -6,6 +6,7 @@
 #include "core/gpu_binding.hpp"
 #include "core/launch_env.hpp"
 #include "core/layout_table.hpp"
+#include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
@@ -89,6 +90,12 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     const LaunchContext ctx = gather_launch_context(env, *facts);
     auto launch = derive_launch_env(*facts, *opts, ctx);
     if (!launch) return fail(&*facts, launch.error().message);
+    // Rank 0 runs on MASTER_ADDR's node unless addr= named another: a busy port fails here, now.
+    if (launch->rank == 0 && launch->addr_source != "option" && launch->port_source != "user") {
+        const auto st = master_port_status(launch->master_port, launch->port_source,
+                                           probe_port_bind(launch->master_port));
+        if (!st) return fail(&*facts, st.error().message);
+    }
 
     auto gpu_input = task_binding_input(*opts, env, *launch);
     if (!gpu_input) return fail(&*facts, gpu_input.error().message);
@@ -98,7 +105,8 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     std::vector<EnvAssignment> vars = launch->vars;
     if (binding->changed) vars.insert(vars.end(), binding->env.begin(), binding->env.end());
     auto cpus = read_task_cpus();
-    if (auto omp = omp_threads_assignment(env("SLURM_CPUS_PER_TASK"),
+    if (auto omp = omp_threads_assignment(env("SLURM_CPUS_PER_TASK"), env("SLURM_CPUS_ON_NODE"),
+                                          static_cast<int>(launch->local_world_size),
                                           cpus ? static_cast<int>(cpus->size()) : 0)) {
         vars.push_back(*omp);
     }

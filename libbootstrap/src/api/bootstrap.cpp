@@ -8,6 +8,7 @@
 #include "core/preflight.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
+#include "topology/host_files.hpp"
 
 namespace sddp::api {
 namespace {
@@ -112,8 +113,9 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     IdentityInputs in;
     in.master_addr = s.master_addr;
     in.master_port = s.master_port;
-    in.ephemeral_ports = ephemeral_ports();
-    in.hostfile_first_host = hostfile_first_host(env);
+    auto hostfile = read_hostfile(env("SLURM_DISTRIBUTION").value_or(""), env("SLURM_HOSTFILE"));
+    in.hostfile_text = std::move(hostfile.text);
+    in.hostfile_problem = std::move(hostfile.problem);
     auto id = detect_identity(env, in);
     if (!id) {
         return set_last_error(
