@@ -4,8 +4,10 @@
 #include <string>
 
 #include "core/contract.hpp"
+#include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
+#include "os/host_files.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
@@ -41,6 +43,13 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     if (!note.empty()) log_verbose("topology: " + note);
     auto task = derive_task_env(env, *opts, *facts, host);
     if (!task) return fail(&*facts, task.error().message);
+    // Rank 0 runs on MASTER_ADDR's node unless addr= named another: a busy port fails here, now.
+    const LaunchEnv& launch = task->launch;
+    if (launch.rank == 0 && launch.addr_source != "option" && launch.port_source != "user") {
+        const auto st = master_port_status(launch.master_port, launch.port_source,
+                                           probe_port_bind(launch.master_port));
+        if (!st) return fail(&*facts, st.error().message);
+    }
     if (auto st = apply_env(sp, task->vars); !st) return fail(&*facts, st.error().message);
 
     log_debug(task->summary);

@@ -23,10 +23,17 @@ EnvLookup spank_env(spank_t sp) {
 }
 
 Status apply_env(spank_t sp, const std::vector<EnvAssignment>& vars) {
+    const EnvLookup env = spank_env(sp);
     for (const auto& v : vars) {
-        const spank_err_t rc =
-            spank_setenv(sp, v.name.c_str(), v.value.c_str(), v.keep_existing ? 0 : 1);
-        if (rc != ESPANK_SUCCESS && !(v.keep_existing && rc == ESPANK_ENV_EXISTS)) {
+        // spank_setenv(overwrite=0) keeps an exported empty value (`MASTER_PORT= srun ...`); the
+        // derivation treats empty as unset, so the task must get what it derived.
+        bool keep = v.keep_existing;
+        if (keep) {
+            const auto existing = env(v.name);
+            keep = existing && !existing->empty();
+        }
+        const spank_err_t rc = spank_setenv(sp, v.name.c_str(), v.value.c_str(), keep ? 0 : 1);
+        if (rc != ESPANK_SUCCESS && !(keep && rc == ESPANK_ENV_EXISTS)) {
             return make_error(Errc::io, "cannot set " + v.name +
                                             " in the task environment: " + spank_strerror(rc));
         }

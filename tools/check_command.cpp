@@ -106,10 +106,7 @@ int run_check_command(const std::vector<std::string>& args) {
     }
     const auto env = process_env();
     // The inputs sddp_init uses too, so that both derive the same MASTER_ADDR and port.
-    IdentityInputs inputs;
-    inputs.ephemeral_ports = read_ephemeral_ports();
-    inputs.hostfile_first_host = read_hostfile_first_host(env("SLURM_HOSTFILE"));
-    auto id = detect_identity(env, inputs);
+    auto id = detect_identity(env, gather_identity_inputs(env));
     if (!id) {
         print("slurm-ddp check: FAILED: cannot tell this task's rank: " + id.error().message + "\n",
               true);

@@ -238,6 +238,17 @@ spank_err_t spank_unsetenv(spank_t sp, const char* var) {
     return kOk;
 }
 
+// Every file dlopen'ed in this process, in order. hwloc loads its components with dlopen, so a
+// GPU-driver component (and the driver library it links) shows here even if it is unloaded again
+// before task_init returns. Defined in the executable, it comes before libc's in symbol lookup.
+std::vector<std::string>* g_dlopened = nullptr;
+void* dlopen(const char* file, int mode) noexcept {
+    using Fn = void* (*)(const char*, int);
+    static const Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "dlopen"));
+    if (file != nullptr && g_dlopened != nullptr) g_dlopened->emplace_back(file);
+    return real(file, mode);
+}
+
 }  // extern "C"
 
 // ---------------------------------------------------------------------------------------------
@@ -709,6 +720,40 @@ void scenarios_valid() {
         check(get(o.env, "MASTER_ADDR") == "gpu-a.rack-1.example.org", s, o,
               "MASTER_ADDR=" + get(o.env, "MASTER_ADDR"));
     }
+    {  // exported but empty: empty means unset, the task gets the derived values
+        const auto derived = expect_task_ok(ddp_step("valid rank 1 (reference)", valid_env(1)));
+        Env e = valid_env(1);
+        e["MASTER_PORT"] = "";
+        e["MASTER_ADDR"] = "";
+        e["OMP_NUM_THREADS"] = "";
+        Step s = ddp_step("valid, exported empty MASTER_PORT/MASTER_ADDR/OMP_NUM_THREADS", e);
+        auto o = expect_task_ok(s);
+        check(get(o.env, "MASTER_PORT") == get(derived.env, "MASTER_PORT"), s, o,
+              "MASTER_PORT='" + get(o.env, "MASTER_PORT") + "', derived '" +
+                  get(derived.env, "MASTER_PORT") + "'");
+        check(get(o.env, "MASTER_ADDR") == "n1", s, o,
+              "MASTER_ADDR='" + get(o.env, "MASTER_ADDR") + "'");
+        check(!get(o.env, "OMP_NUM_THREADS").empty(), s, o, "OMP_NUM_THREADS left empty");
+    }
+    {  // gpu-bind=closest reads the topology with hwloc: no GPU-driver component may load
+        std::vector<std::string> opened;
+        g_dlopened = &opened;
+        Step s = ddp_step("valid --ddp=gpu-bind=closest loads no GPU driver", valid_env(1));
+        s.optarg = "gpu-bind=closest";
+        auto o = expect_task_ok(s);
+        g_dlopened = nullptr;
+        bool hwloc_ran = false;
+        for (const auto& f : opened) {
+            if (f.find("/hwloc/hwloc_") != std::string::npos) hwloc_ran = true;
+            for (const char* bad : {"hwloc_cuda", "hwloc_nvml", "hwloc_opencl", "hwloc_rsmi",
+                                    "hwloc_levelzero", "hwloc_gl", "libcuda", "libnvidia-ml",
+                                    "libOpenCL", "librocm_smi", "libze_loader"}) {
+                check(f.find(bad) == std::string::npos, s, o, "task_init dlopen'ed " + f);
+            }
+        }
+        // The check means something only where hwloc loads components from plugins.
+        if (!hwloc_ran) std::printf("  note: hwloc loaded no plugin; GPU-driver check vacuous\n");
+    }
     {  // site default=on, no --ddp: the step gets DDP
         Step s;
         s.name = "site default=on without --ddp";
@@ -853,7 +898,9 @@ void scenarios_bad_slurm_env(std::mt19937_64& rng) {
         {"SLURM_STEP_TASKS_PER_NODE", "1,3", "SLURM_STEP_TASKS_PER_NODE"},  // LOCALID 1 on node 0
         {"SLURM_STEP_TASKS_PER_NODE", "2(x3)", "SLURM_STEP_TASKS_PER_NODE"},
         {"SLURM_STEP_TASKS_PER_NODE", "4294967295,4294967295", "SLURM_STEP_TASKS_PER_NODE"},
-        {"SLURM_HET_JOB_OFFSET", "junk", "SLURM_HET_JOB_OFFSET"},
+        {"SLURM_HET_SIZE", "junk", "SLURM_HET_SIZE"},
+        {"SLURM_HET_SIZE", "129", "SLURM_HET_SIZE"},
+        {"SLURM_DIST_PLANESIZE", "junk", "SLURM_DIST_PLANESIZE"},
         {"SLURM_CPUS_PER_TASK", "-3", "SLURM_CPUS_PER_TASK"},
         {"MASTER_PORT", "not-a-port", "MASTER_PORT"},
         {"MASTER_PORT", "0", "MASTER_PORT"},
@@ -1049,7 +1096,9 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
                                         "SLURM_DISTRIBUTION",
                                         "SLURM_HOSTFILE",
                                         "SLURM_STEP_RESV_PORTS",
-                                        "SLURM_HET_JOB_OFFSET",
+                                        "SLURM_HET_SIZE",
+                                        "SLURM_NODELIST_HET_GROUP_0",
+                                        "SLURM_DIST_PLANESIZE",
                                         "SLURM_CPUS_PER_TASK",
                                         "MASTER_ADDR",
                                         "MASTER_PORT",

@@ -364,11 +364,24 @@ TEST(GpuBinding, ReadSlurmGpuEnv) {
 }
 
 TEST(GpuBinding, OmpThreads) {
-    auto a = omp_threads_assignment("4", 8);
+    auto a = omp_threads_assignment("4", "8", 2, 8);
     ASSERT_TRUE(a.has_value());
     EXPECT_EQ(a->value, "4");
     EXPECT_TRUE(a->keep_existing);
-    EXPECT_EQ(omp_threads_assignment("junk", 3)->value, "3");
-    EXPECT_EQ(omp_threads_assignment(std::nullopt, 2)->value, "2");
-    EXPECT_FALSE(omp_threads_assignment("0", 0).has_value());
+    EXPECT_EQ(omp_threads_assignment("junk", std::nullopt, 1, 3)->value, "3");
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, std::nullopt, 1, 2)->value, "2");
+    EXPECT_FALSE(omp_threads_assignment("0", std::nullopt, 1, 0).has_value());
+}
+
+TEST(GpuBinding, OmpThreadsShareTheNodeWithoutBinding) {
+    // No binding: every task sees all 16 CPUs of the step; 4 tasks share them.
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, "16", 4, 16)->value, "4");
+    // Bound to 2 CPUs each: the binding is the smaller.
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, "16", 4, 2)->value, "2");
+    // Overcommitted: at least one thread.
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, "2", 8, 2)->value, "1");
+    // Affinity unknown: the share alone.
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, "12", 3, 0)->value, "4");
+    // Malformed SLURM_CPUS_ON_NODE: the binding alone.
+    EXPECT_EQ(omp_threads_assignment(std::nullopt, "x", 3, 5)->value, "5");
 }

@@ -192,7 +192,6 @@ TEST(Identity, BadDevice) {
 
 TEST(Identity, SlurmWithoutPlugin) {
     IdentityInputs in;
-    in.ephemeral_ports = PortRange{32768, 60999};
     auto id = detect(slurm_task(6, 2, 1, "n2"), in);
     ASSERT_TRUE(id.ok()) << id.error().message;
     EXPECT_EQ(id->source, IdentitySource::slurm);

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "core/launch_env.hpp"
 #include "core/step_facts.hpp"
@@ -130,11 +131,125 @@ TEST(LaunchEnv, ArbitraryDistributionUsesHostFile) {
     EXPECT_NE(missing.error().message.find("SLURM_HOSTFILE"), std::string::npos);
     EXPECT_NE(missing.error().message.find("--ddp=addr="), std::string::npos);
     LaunchContext ctx;
-    ctx.hostfile_first_host = first_host_in_hostfile("# layout\n\n n2 \nn1\n");
+    ctx.hostfile_text = "# layout\n\n n2 \nn1\n";
     auto e = derive(v, {}, ctx);
     ASSERT_TRUE(e.ok()) << e.error().message;
     EXPECT_EQ(e->master_addr, "n2");
     EXPECT_EQ(e->addr_source, "hostfile");
+}
+
+TEST(LaunchEnv, ArbitraryHostFileWithCounts) {
+    // SLURM_HOSTFILE "n2*2\nn1": ranks 0,1 on n2, rank 2 on n1 (measured: Slurm's own syntax).
+    auto v = slurm_task(2, 0, 0, 3, "n[1-2]", 2, "1,2", "n1");
+    v["SLURM_DISTRIBUTION"] = "arbitrary";
+    v["SLURM_HOSTFILE"] = "/shared/hosts";
+    LaunchContext ctx;
+    ctx.hostfile_text = "n2*2\nn1\n";
+    auto e = derive(v, {}, ctx);
+    ASSERT_TRUE(e.ok()) << e.error().message;
+    EXPECT_EQ(e->master_addr, "n2");
+    EXPECT_EQ(e->local_world_size, 1u);
+}
+
+TEST(LaunchEnv, ArbitraryHostFileIgnoredBySlurmIsRefused) {
+    // srun -w n2,n1,n1 --distribution=arbitrary with a stale SLURM_HOSTFILE "n1\nn2": Slurm placed
+    // rank 0 on n2 and ranks 1,2 on n1 and still exported the file. Never MASTER_ADDR=n1.
+    LaunchContext stale;
+    stale.hostfile_text = "n1\nn2\n";
+    for (auto [rank, local, node, name] :
+         {std::tuple{0u, 0u, 1u, "n2"}, std::tuple{1u, 0u, 0u, "n1"},
+          std::tuple{2u, 1u, 0u, "n1"}}) {
+        auto v = slurm_task(rank, local, node, 3, "n[1-2]", 2, "2,1", name);
+        v["SLURM_DISTRIBUTION"] = "arbitrary";
+        v["SLURM_HOSTFILE"] = "/tmp/hosts";
+        auto e = derive(v, {}, stale);
+        ASSERT_FALSE(e.ok()) << "rank " << rank << " got MASTER_ADDR=" << e->master_addr;
+        EXPECT_NE(e.error().message.find("-w or --nodefile"), std::string::npos);
+        EXPECT_NE(e.error().message.find("--ddp=addr=HOST"), std::string::npos);
+    }
+    // A file with the right counts but another order: the task whose rank moved refuses.
+    LaunchContext reordered;
+    reordered.hostfile_text = "n1\nn2\nn1\n";
+    auto v = slurm_task(0, 0, 1, 3, "n[1-2]", 2, "2,1", "n2");
+    v["SLURM_DISTRIBUTION"] = "arbitrary";
+    v["SLURM_HOSTFILE"] = "/tmp/hosts";
+    auto e = derive(v, {}, reordered);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("puts rank 0 on 'n1' but it runs on 'n2'"), std::string::npos)
+        << e.error().message;
+    // No file at all (-w without SLURM_HOSTFILE): a refusal naming the fix.
+    v.erase("SLURM_HOSTFILE");
+    auto none = derive(v);
+    ASSERT_FALSE(none.ok());
+    EXPECT_NE(none.error().message.find("--ddp=addr=HOST"), std::string::npos);
+}
+
+TEST(LaunchEnv, UnreadableHostFileSaysWhy) {
+    auto v = slurm_task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    v["SLURM_DISTRIBUTION"] = "arbitrary";
+    v["SLURM_HOSTFILE"] = "/tmp/fifo";
+    LaunchContext ctx;
+    ctx.hostfile_problem = "is not a regular file";
+    auto e = derive(v, {}, ctx);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("'/tmp/fifo', which is not a regular file on node 'n1'"),
+              std::string::npos)
+        << e.error().message;
+}
+
+// srun --het-group=0,1 in `salloc -w n2 -n2 : -w n1 -n1`, as measured on the local cluster:
+// the step's lists are sorted (n1 first) but SLURM_NODEID follows the components (n2 is 0).
+namespace {
+Vars het_task(std::uint32_t procid, std::uint32_t localid, std::uint32_t nodeid,
+              const std::string& name) {
+    auto v = slurm_task(procid, localid, nodeid, 3, "n[1-2]", 2, "1,2", name);
+    v["SLURM_DISTRIBUTION"] = "cyclic";
+    v["SLURM_HET_SIZE"] = "2";
+    v["SLURM_NODELIST_HET_GROUP_0"] = "n2";
+    v["SLURM_NODELIST_HET_GROUP_1"] = "n1";
+    return v;
+}
+}  // namespace
+
+TEST(LaunchEnv, HeterogeneousComponentsOutOfNodeOrder) {
+    for (auto [rank, local, node, name, lws] :
+         {std::tuple{0u, 0u, 0u, "n2", 2u}, std::tuple{1u, 1u, 0u, "n2", 2u},
+          std::tuple{2u, 0u, 1u, "n1", 1u}}) {
+        auto e = derive(het_task(rank, local, node, name));
+        ASSERT_TRUE(e.ok()) << "rank " << rank << ": " << e.error().message;
+        EXPECT_EQ(e->rank, rank);
+        EXPECT_EQ(e->master_addr, "n2") << "rank " << rank;
+        EXPECT_EQ(e->local_world_size, lws) << "rank " << rank;
+        EXPECT_EQ(e->node_rank, node) << "rank " << rank;
+    }
+    // A step of component 1 alone: its own node.
+    auto v = slurm_task(0, 0, 0, 1, "n1", 1, "1", "n1");
+    v["SLURM_HET_SIZE"] = "2";
+    v["SLURM_NODELIST_HET_GROUP_0"] = "n2";
+    v["SLURM_NODELIST_HET_GROUP_1"] = "n1";
+    auto one = derive(v);
+    ASSERT_TRUE(one.ok()) << one.error().message;
+    EXPECT_EQ(one->master_addr, "n1");
+    // Components that do not explain SLURM_NODEID: a refusal, not a guess.
+    auto bad = het_task(2, 0, 0, "n1");
+    auto e = derive(bad);
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message.find("--ddp=addr=HOST"), std::string::npos);
+}
+
+TEST(LaunchEnv, PlaneAsSlurmSpellsIt) {
+    // srun -N2 -n5 -m plane=2 (measured): ranks 0,1 on n1, 2 on n2, 3,4 on n1.
+    auto v = slurm_task(2, 0, 1, 5, "n[1-2]", 2, "4,1", "n2");
+    v["SLURM_DISTRIBUTION"] = "plane";
+    v["SLURM_DIST_PLANESIZE"] = "2";
+    auto facts = read_step_facts(map_env(v));
+    ASSERT_TRUE(facts.ok()) << facts.error().message;
+    auto layout = ranks_per_node(*facts);
+    ASSERT_TRUE(layout.ok()) << layout.error().message;
+    EXPECT_EQ((*layout)[0], (std::vector<std::uint32_t>{0, 1, 3, 4}));
+    EXPECT_EQ((*layout)[1], (std::vector<std::uint32_t>{2}));
+    v.erase("SLURM_DIST_PLANESIZE");
+    EXPECT_FALSE(ranks_per_node(*read_step_facts(map_env(v))).ok());
 }
 
 TEST(LaunchEnv, RankZeroOnAnotherHostIsAnError) {
@@ -194,7 +309,9 @@ INSTANTIATE_TEST_SUITE_P(
                       BadEnv{"SLURM_STEP_TASKS_PER_NODE", "4(x3)", "SLURM_STEP_TASKS_PER_NODE"},
                       BadEnv{"SLURM_STEP_TASKS_PER_NODE", "x", "SLURM_STEP_TASKS_PER_NODE"},
                       BadEnv{"SLURM_JOB_ID", nullptr, "SLURM_JOB_ID"},
-                      BadEnv{"SLURM_STEP_NUM_NODES", "abc", "'abc'"}));
+                      BadEnv{"SLURM_STEP_NUM_NODES", "abc", "'abc'"},
+                      // The README caps host lists at 2^20 hosts before expansion.
+                      BadEnv{"SLURM_STEP_NUM_NODES", "1048577", "0 to 1048576"}));
 
 TEST(StepFacts, SpecialStepsAreRecognised) {
     EXPECT_TRUE(is_special_step(0xfffffffbu));  // batch script

@@ -10,6 +10,7 @@
 #include "core/gpu_binding.hpp"
 #include "core/log.hpp"
 #include "core/preflight.hpp"
+#include "os/host_files.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
 #include "rendezvous/self_transport.hpp"
@@ -121,11 +122,9 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     h->host = host_name();
     h->timeout = s.timeout;
 
-    IdentityInputs in;
+    IdentityInputs in = gather_identity_inputs(env);
     in.master_addr = s.master_addr;
     in.master_port = s.master_port;
-    in.ephemeral_ports = ephemeral_ports();
-    in.hostfile_first_host = hostfile_first_host(env);
     auto id = detect_identity(env, in);
     if (!id) {
         return set_last_error(

@@ -381,14 +381,23 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
 }
 
 std::optional<EnvAssignment> omp_threads_assignment(std::optional<std::string_view> cpus_per_task,
-                                                    int bound_cpu_count) {
+                                                    std::optional<std::string_view> cpus_on_node,
+                                                    int local_world_size, int bound_cpu_count) {
     if (cpus_per_task) {
         const auto v = parse_decimal(*cpus_per_task, 1u << 20);
         if (v && *v > 0) return EnvAssignment{"OMP_NUM_THREADS", std::to_string(*v), true};
     }
-    if (bound_cpu_count > 0)
-        return EnvAssignment{"OMP_NUM_THREADS", std::to_string(bound_cpu_count), true};
-    return std::nullopt;
+    std::uint64_t threads = bound_cpu_count > 0 ? static_cast<std::uint64_t>(bound_cpu_count) : 0;
+    if (cpus_on_node && local_world_size > 0) {
+        const auto cpus = parse_decimal(*cpus_on_node, 1u << 20);
+        if (cpus && *cpus > 0) {
+            const std::uint64_t share =
+                std::max<std::uint64_t>(1, *cpus / static_cast<std::uint64_t>(local_world_size));
+            threads = threads > 0 ? std::min(threads, share) : share;
+        }
+    }
+    if (threads == 0) return std::nullopt;
+    return EnvAssignment{"OMP_NUM_THREADS", std::to_string(threads), true};
 }
 
 }  // namespace sddp

@@ -171,9 +171,13 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in);
 std::vector<int> assign_closest(const std::vector<GpuFact>& gpus,
                                 const std::vector<TaskPlace>& places, int local_world_size);
 
-// OMP_NUM_THREADS (keep_existing): SLURM_CPUS_PER_TASK when set and valid, else the number of
-// CPUs bound to the task when known (> 0); nullopt when neither.
+// OMP_NUM_THREADS (keep_existing): SLURM_CPUS_PER_TASK when set and valid; else this task's share
+// of the step's CPUs on its node, SLURM_CPUS_ON_NODE / local_world_size (at least 1), capped by
+// the CPUs bound to the task when known (> 0). Without CPU binding each task sees every CPU of
+// the step: giving each all of them would run local_world_size times too many threads.
+// nullopt when nothing is known.
 std::optional<EnvAssignment> omp_threads_assignment(std::optional<std::string_view> cpus_per_task,
-                                                    int bound_cpu_count);
+                                                    std::optional<std::string_view> cpus_on_node,
+                                                    int local_world_size, int bound_cpu_count);
 
 }  // namespace sddp

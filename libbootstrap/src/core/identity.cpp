@@ -181,8 +181,8 @@ Result<Identity> from_slurm(const EnvLookup& env, const IdentityInputs& in) {
     }
     DdpOptions opts;  // the plugin's defaults: a bare srun --ddp
     LaunchContext ctx;
-    ctx.ephemeral_ports = in.ephemeral_ports;
-    ctx.hostfile_first_host = in.hostfile_first_host;
+    ctx.hostfile_text = in.hostfile_text;
+    ctx.hostfile_problem = in.hostfile_problem;
     // An option given to the library counts as the user's own value, like an exported one.
     ctx.user_master_addr = in.master_addr ? in.master_addr : env("MASTER_ADDR");
     if (in.master_port && *in.master_port != 0) {

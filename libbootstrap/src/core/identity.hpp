@@ -55,8 +55,9 @@ struct Identity {
 struct IdentityInputs {
     std::optional<std::string> master_addr;  // option: overrides MASTER_ADDR
     std::optional<std::uint16_t> master_port;
-    std::optional<PortRange> ephemeral_ports;        // for derive_launch_env (slurm source)
-    std::optional<std::string> hostfile_first_host;  // for derive_launch_env (slurm source)
+    // For derive_launch_env (slurm source): SLURM_HOSTFILE under --distribution=arbitrary.
+    std::optional<std::string> hostfile_text;
+    std::string hostfile_problem;
 };
 
 Result<Identity> detect_identity(const EnvLookup& env, const IdentityInputs& in);

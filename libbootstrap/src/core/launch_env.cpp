@@ -1,7 +1,9 @@
 #include "core/launch_env.hpp"
 
 #include "core/contract.hpp"
+#include "core/hostfile.hpp"
 #include "core/hostlist.hpp"
+#include "core/node_order.hpp"
 #include "core/numbers.hpp"
 #include "core/port_choice.hpp"
 
@@ -21,21 +23,36 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
     }
     std::string host;
     if (node_distribution(f.distribution) == "arbitrary") {
-        if (!ctx.hostfile_first_host) {
+        const std::string intro =
+            "MASTER_ADDR cannot be known under --distribution=arbitrary: the host of rank 0 is "
+            "in SLURM_HOSTFILE";
+        if (!ctx.hostfile_text) {
             return make_error(
                 Errc::missing_input,
-                "MASTER_ADDR cannot be known under --distribution=arbitrary: the host of task 0 "
-                "is the first line of SLURM_HOSTFILE" +
-                    (f.hostfile ? "=" + quote_value(*f.hostfile) +
-                                      ", which is not readable on node " + quote_value(f.node_name)
-                                : std::string(", which is not set")) +
-                    "; put the host file on a shared file system or give --ddp=addr=HOST");
+                intro + (f.hostfile
+                             ? "=" + quote_value(*f.hostfile) + ", which " +
+                                   (ctx.hostfile_problem.empty() ? std::string("is not readable")
+                                                                 : ctx.hostfile_problem) +
+                                   " on node " + quote_value(f.node_name) +
+                                   "; put the host file on a shared file system or give "
+                                   "--ddp=addr=HOST"
+                             : std::string(", which is not set (with -w or --nodefile the "
+                                           "order is not exported to tasks); give "
+                                           "--ddp=addr=HOST naming rank 0's host")));
         }
-        host = *ctx.hostfile_first_host;
+        auto runs = parse_hostfile(*ctx.hostfile_text, f.ntasks);
+        if (!runs) {
+            return make_error(runs.error().code,
+                              "SLURM_HOSTFILE=" + quote_value(f.hostfile.value_or("")) + ": " +
+                                  runs.error().message);
+        }
+        SDDP_TRY(first, hostfile_rank0_host(f, *runs, f.hostfile.value_or("")));
+        host = first;
         source = "hostfile";
     } else {
-        host = f.nodes.front();
-        source = "nodelist";
+        SDDP_TRY(order, nodes_by_nodeid(f));
+        host = order.front();
+        source = f.het_component_nodelists.empty() ? "nodelist" : "het components";
     }
     if (opts.addr_suffix) host += *opts.addr_suffix;
     return host;
@@ -63,33 +80,13 @@ const std::vector<std::string>& launch_variable_names() {
     return kNames;
 }
 
-std::optional<std::string> first_host_in_hostfile(std::string_view text) {
-    while (!text.empty()) {
-        const auto nl = text.find('\n');
-        auto line = text.substr(0, nl);
-        text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
-        if (const auto hash = line.find('#'); hash != std::string_view::npos)
-            line = line.substr(0, hash);
-        while (!line.empty() && (line.front() == ' ' || line.front() == '\t'))
-            line.remove_prefix(1);
-        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
-            line.remove_suffix(1);
-        if (line.empty()) continue;
-        // A line may hold a host list ("n[1-2],n5"); task 0 runs on its first host.
-        auto first = first_hostlist_host(line.substr(0, line.find_first_of(" \t")));
-        if (!first) return std::nullopt;
-        return *first;
-    }
-    return std::nullopt;
-}
-
 Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                     const LaunchContext& ctx) {
     LaunchEnv e;
     e.rank = f.procid;
     e.world_size = f.ntasks;
     e.local_rank = f.localid;
-    e.local_world_size = f.tasks_per_node.at(f.nodeid);
+    e.local_world_size = f.tasks_per_node.at(f.node_index);
     e.node_rank = f.nodeid;
     e.nnodes = f.nnodes;
     e.step_tag = std::to_string(f.job_id) + "." + std::to_string(f.step_id);
@@ -129,9 +126,9 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
     } else {
         SDDP_TRY(port,
                  choose_master_port(
-                     f.job_id, f.step_id, f.het_offset,
+                     f.job_id, f.step_id,
                      f.resv_ports ? std::optional<std::string_view>(*f.resv_ports) : std::nullopt,
-                     opts, ctx.ephemeral_ports));
+                     opts));
         e.master_port = port.port;
         e.port_source = port.source;
     }
@@ -164,8 +161,19 @@ Result<std::vector<std::vector<std::uint32_t>>> ranks_per_node(const StepFacts& 
         return make_error(Errc::unsupported,
                           "the rank layout of an arbitrary distribution is only in SLURM_HOSTFILE");
     }
+    if (!f.het_component_nodelists.empty() && f.nodes.size() > 1) {
+        return make_error(Errc::unsupported,
+                          "Slurm does not export how a heterogeneous step spreads its ranks");
+    }
     std::uint32_t plane = 1;
-    if (dist.substr(0, 6) == "plane=") {
+    if (dist == "plane") {
+        // Slurm exports -m plane=N as SLURM_DISTRIBUTION=plane plus SLURM_DIST_PLANESIZE=N.
+        if (f.plane_size == 0) {
+            return make_error(Errc::invalid_input,
+                              "SLURM_DISTRIBUTION=plane without SLURM_DIST_PLANESIZE");
+        }
+        plane = f.plane_size;
+    } else if (dist.substr(0, 6) == "plane=") {
         const auto p = parse_decimal(dist.substr(6), 1u << 20);
         if (!p || *p == 0)
             return make_error(Errc::invalid_input,

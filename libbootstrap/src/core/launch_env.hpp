@@ -15,6 +15,8 @@
 #include "core/result.hpp"
 #include "core/step_facts.hpp"
 
+// Where rank 0 runs: node_order.hpp (heterogeneous steps), hostfile.hpp (arbitrary).
+
 namespace sddp {
 
 struct LaunchEnv {
@@ -34,23 +36,22 @@ struct LaunchEnv {
 
 // Facts the caller gathers by I/O, so that the derivation itself stays pure.
 struct LaunchContext {
-    std::optional<PortRange> ephemeral_ports;        // /proc/sys/net/ipv4/ip_local_port_range
-    std::optional<std::string> hostfile_first_host;  // first host in SLURM_HOSTFILE, if readable
-    std::optional<std::string> user_master_addr;     // MASTER_ADDR already in the task env
-    std::optional<std::string> user_master_port;     // MASTER_PORT already in the task env
+    // SLURM_HOSTFILE's text, read only under --distribution=arbitrary; when it could not be
+    // read, hostfile_problem says why ("is not a regular file", ...).
+    std::optional<std::string> hostfile_text;
+    std::string hostfile_problem;
+    std::optional<std::string> user_master_addr;  // MASTER_ADDR already in the task env
+    std::optional<std::string> user_master_port;  // MASTER_PORT already in the task env
 };
 
 Result<LaunchEnv> derive_launch_env(const StepFacts& facts, const DdpOptions& opts,
                                     const LaunchContext& ctx);
 
 // Which global ranks run on each node of the step, for block, cyclic and plane distributions
-// (the verbose table). Arbitrary distributions need the host file and return an error.
+// (the verbose table). Arbitrary distributions and heterogeneous steps return an error.
 Result<std::vector<std::vector<std::uint32_t>>> ranks_per_node(const StepFacts& facts);
 
 // The names of every variable --ddp may set, for documentation and for the "untouched" tests.
 const std::vector<std::string>& launch_variable_names();
-
-// First host named in a SLURM_HOSTFILE's text (one host per line; '#' comments allowed).
-std::optional<std::string> first_host_in_hostfile(std::string_view text);
 
 }  // namespace sddp

@@ -1,5 +1,7 @@
 #include "core/port_choice.hpp"
 
+#include <cerrno>
+
 #include "core/numbers.hpp"
 
 namespace sddp {
@@ -13,57 +15,11 @@ std::uint64_t mix64(std::uint64_t x) {
     return x ^ (x >> 31);
 }
 
-std::string range_text(PortRange r) {
-    return std::to_string(r.first) + "-" + std::to_string(r.last);
-}
-
 }  // namespace
 
-std::optional<PortRange> parse_ephemeral_range(std::string_view text) {
-    auto skip_ws = [&] {
-        while (!text.empty() &&
-               (text.front() == ' ' || text.front() == '\t' || text.front() == '\n'))
-            text.remove_prefix(1);
-    };
-    auto number = [&]() -> std::optional<std::uint64_t> {
-        std::size_t n = 0;
-        while (n < text.size() && text[n] >= '0' && text[n] <= '9') ++n;
-        auto v = parse_decimal(text.substr(0, n), 65535);
-        text.remove_prefix(n);
-        return v;
-    };
-    skip_ws();
-    const auto lo = number();
-    skip_ws();
-    const auto hi = number();
-    skip_ws();
-    if (!lo || !hi || *lo > *hi || !text.empty()) return std::nullopt;
-    return PortRange{static_cast<std::uint16_t>(*lo), static_cast<std::uint16_t>(*hi)};
-}
-
-Result<PortRange> usable_port_range(PortRange site, std::optional<PortRange> eph) {
-    if (!eph || eph->last < site.first || eph->first > site.last) return site;
-    std::optional<PortRange> below, above;
-    if (eph->first > site.first)
-        below = PortRange{site.first, static_cast<std::uint16_t>(eph->first - 1)};
-    if (eph->last < site.last)
-        above = PortRange{static_cast<std::uint16_t>(eph->last + 1), site.last};
-    auto size = [](const std::optional<PortRange>& r) { return r ? r->last - r->first + 1 : 0; };
-    if (!below && !above) {
-        return make_error(Errc::invalid_input,
-                          "port-range=" + range_text(site) +
-                              " lies inside the kernel's ephemeral port range " + range_text(*eph) +
-                              " (/proc/sys/net/ipv4/ip_local_port_range), where any outgoing "
-                              "connection may hold a port; set the plugin argument port-range= to "
-                              "ports outside it, e.g. 20000-29999");
-    }
-    return size(below) >= size(above) ? *below : *above;
-}
-
 Result<PortChoice> choose_master_port(std::uint32_t job_id, std::uint32_t step_id,
-                                      std::uint32_t het_offset,
                                       std::optional<std::string_view> resv_ports,
-                                      const DdpOptions& opts, std::optional<PortRange> ephemeral) {
+                                      const DdpOptions& opts) {
     if (opts.port) return PortChoice{*opts.port, "option"};
     if (resv_ports && !resv_ports->empty()) {
         // Slurm writes "LO-HI" or a single port; the first one is ours.
@@ -77,11 +33,26 @@ Result<PortChoice> choose_master_port(std::uint32_t job_id, std::uint32_t step_i
         }
         return PortChoice{static_cast<std::uint16_t>(*v), "reserved"};
     }
-    auto range = usable_port_range(opts.port_range.value_or(kDefaultPortRange), ephemeral);
-    if (!range) return range.take_error();
-    const std::uint64_t span = range->last - range->first + 1;
-    const std::uint64_t slot = (mix64(job_id) + step_id + (std::uint64_t{het_offset} << 16)) % span;
-    return PortChoice{static_cast<std::uint16_t>(range->first + slot), "derived"};
+    const PortRange range = opts.port_range.value_or(kDefaultPortRange);
+    const std::uint64_t span = range.last - range.first + 1;
+    const std::uint64_t slot = (mix64(job_id) + step_id) % span;
+    return PortChoice{static_cast<std::uint16_t>(range.first + slot), "derived"};
+}
+
+Status master_port_status(std::uint16_t port, std::string_view source, int bind_errno) {
+    if (bind_errno == 0) return ok_status();
+    const std::string what = "MASTER_PORT=" + std::to_string(port) + " (" + std::string(source) +
+                             ") cannot be used on rank 0's node: ";
+    if (bind_errno == EADDRINUSE) {
+        return make_error(
+            Errc::io, what +
+                          "another process holds it; give a free port with --ddp=port=N, or "
+                          "let Slurm reserve one with srun --resv-ports (needs MpiParams=ports= "
+                          "in slurm.conf)");
+    }
+    return make_error(Errc::io, what + "binding it failed with errno " +
+                                    std::to_string(bind_errno) +
+                                    "; give another port with --ddp=port=N");
 }
 
 }  // namespace sddp

@@ -7,8 +7,8 @@
 //   2. Slurm's reserved ports for the step (SLURM_STEP_RESV_PORTS, MpiParams=ports=...) next:
 //      Slurm guarantees them unique on the node;
 //   3. otherwise a mixed hash of the job id (so congruent ids land far apart) plus the step id
-//      (so steps of one job get consecutive, distinct ports), folded into the site's range with the
-//      kernel's ephemeral range cut out (an outgoing connection could hold any ephemeral port).
+//      (so steps of one job get consecutive, distinct ports), folded into the site's range
+//      (plugin argument port-range=, default 20000-29999, below Linux's ephemeral ports).
 #pragma once
 
 #include <cstdint>
@@ -26,16 +26,17 @@ struct PortChoice {
     std::string source;  // "option", "reserved", "derived": shown by --ddp=verbose
 };
 
-// Parse /proc/sys/net/ipv4/ip_local_port_range ("32768\t60999").
-std::optional<PortRange> parse_ephemeral_range(std::string_view text);
-
-// The usable part of `site` once `ephemeral` is cut out: the larger of the pieces below and above.
-Result<PortRange> usable_port_range(PortRange site, std::optional<PortRange> ephemeral);
-
-// `het_offset` separates concurrent steps of different components of one heterogeneous job.
+// Every task computes the port alone, so it depends only on facts all tasks share: never on a
+// node's own settings such as its ephemeral port range (two nodes would then disagree and wait
+// silently until the timeout). A port an outgoing connection happens to hold on rank 0's node
+// is caught there by master_port_status instead.
 Result<PortChoice> choose_master_port(std::uint32_t job_id, std::uint32_t step_id,
-                                      std::uint32_t het_offset,
                                       std::optional<std::string_view> resv_ports,
-                                      const DdpOptions& opts, std::optional<PortRange> ephemeral);
+                                      const DdpOptions& opts);
+
+// Rank 0's check of the chosen port on its own node: `bind_errno` is what binding the port gave
+// (0: free). A busy port is an error naming the port and the fixes, at once, instead of every
+// rank waiting for a server that cannot start.
+Status master_port_status(std::uint16_t port, std::string_view source, int bind_errno);
 
 }  // namespace sddp

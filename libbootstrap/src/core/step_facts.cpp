@@ -1,5 +1,6 @@
 #include "core/step_facts.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "core/hostlist.hpp"
@@ -85,7 +86,9 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
         f.ntasks = v;
     }
     {
-        SDDP_TRY(v, step_or_job_number(env, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", kMaxTasks));
+        // The node list is expanded up to this count: the README's cap of 2^20 hosts.
+        SDDP_TRY(
+            v, step_or_job_number(env, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", kMaxHostlistHosts));
         f.nnodes = v;
     }
     {
@@ -160,22 +163,44 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
             "SLURM_STEP_TASKS_PER_NODE=" + quote_value(tpn) + " adds up to " + std::to_string(sum) +
                 " task(s) but SLURM_STEP_NUM_TASKS=" + std::to_string(f.ntasks) + what_to_do());
     }
-    if (f.localid >= f.tasks_per_node[f.nodeid]) {
+    f.node_name = env("SLURMD_NODENAME").value_or("");
+    // The node lists are sorted by name, but SLURM_NODEID of a heterogeneous step follows the
+    // components' order: this node's counts are found by its name where Slurm gives it.
+    f.node_index = f.nodeid;
+    if (!f.node_name.empty()) {
+        const auto it = std::find(f.nodes.begin(), f.nodes.end(), f.node_name);
+        if (it != f.nodes.end()) f.node_index = static_cast<std::uint32_t>(it - f.nodes.begin());
+    }
+    if (f.localid >= f.tasks_per_node[f.node_index]) {
         return make_error(Errc::invalid_input,
                           "SLURM_LOCALID=" + std::to_string(f.localid) +
                               " is not below this node's task count " +
-                              std::to_string(f.tasks_per_node[f.nodeid]) +
-                              " (SLURM_STEP_TASKS_PER_NODE=" + quote_value(tpn) +
-                              ", SLURM_NODEID=" + std::to_string(f.nodeid) + ")" + what_to_do());
+                              std::to_string(f.tasks_per_node[f.node_index]) +
+                              " (SLURM_STEP_TASKS_PER_NODE=" + quote_value(tpn) + ", node " +
+                              quote_value(f.nodes[f.node_index]) + ")" + what_to_do());
     }
 
-    f.node_name = env("SLURMD_NODENAME").value_or("");
     f.distribution = env("SLURM_DISTRIBUTION").value_or("");
     if (auto v = env("SLURM_HOSTFILE"); v && !v->empty()) f.hostfile = *v;
     if (auto v = env("SLURM_STEP_RESV_PORTS"); v && !v->empty()) f.resv_ports = *v;
-    if (auto v = env("SLURM_HET_JOB_OFFSET"); v && !v->empty()) {
-        SDDP_TRY(off, number("SLURM_HET_JOB_OFFSET", *v, 1u << 16));
-        f.het_offset = off;
+    if (auto v = env("SLURM_DIST_PLANESIZE"); v && !v->empty()) {
+        SDDP_TRY(plane, number("SLURM_DIST_PLANESIZE", *v, kMaxTasks));
+        f.plane_size = plane;
+    }
+    if (auto v = env("SLURM_HET_SIZE"); v && !v->empty()) {
+        // Slurm caps components at MAX_HET_JOB_COMPONENTS (128).
+        SDDP_TRY(het_size, number("SLURM_HET_SIZE", *v, 128));
+        for (std::uint32_t i = 0; i < het_size; ++i) {
+            const std::string name = "SLURM_NODELIST_HET_GROUP_" + std::to_string(i);
+            auto list = env(name);
+            // Without every component's list the order cannot be rebuilt; rank 0's own check
+            // (launch_env) then refuses instead of guessing.
+            if (!list || list->empty()) {
+                f.het_component_nodelists.clear();
+                break;
+            }
+            f.het_component_nodelists.push_back(std::move(*list));
+        }
     }
     if (auto v = env("SLURM_CPUS_PER_TASK"); v && !v->empty()) {
         SDDP_TRY(cpt, number("SLURM_CPUS_PER_TASK", *v, 1u << 20));

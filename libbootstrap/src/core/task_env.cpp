@@ -87,7 +87,9 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
         out.vars.insert(out.vars.end(), out.binding.env.begin(), out.binding.env.end());
     }
     const int bound_cpus = host.task_cpus ? static_cast<int>(host.task_cpus->size()) : 0;
-    if (auto omp = omp_threads_assignment(env("SLURM_CPUS_PER_TASK"), bound_cpus)) {
+    if (auto omp =
+            omp_threads_assignment(env("SLURM_CPUS_PER_TASK"), env("SLURM_CPUS_ON_NODE"),
+                                   static_cast<int>(out.launch.local_world_size), bound_cpus)) {
         out.vars.push_back(*omp);
     }
 

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/env_lookup.hpp"
+#include "core/identity.hpp"
 #include "core/launch_env.hpp"
 #include "core/options.hpp"
 #include "core/step_facts.hpp"
@@ -17,14 +18,26 @@ namespace sddp {
 // Plain read(2): no exceptions, no streams, nothing unbounded.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t limit);
 
-// /proc/sys/net/ipv4/ip_local_port_range, parsed.
-std::optional<PortRange> read_ephemeral_ports();
+// SLURM_HOSTFILE's text, or why it cannot be read. Read only when `distribution` is arbitrary
+// (Slurm uses the file for nothing else), and never blocking: opened O_NONBLOCK so a FIFO does not
+// wait for a writer, refused unless a regular file of at most kMaxHostfileBytes. A hard NFS mount
+// that hangs can still stall open(2) itself; no portable call bounds that.
+inline constexpr std::size_t kMaxHostfileBytes = 1 << 20;
+struct HostfileText {
+    std::optional<std::string> text;
+    std::string problem;  // "is not a regular file", ...: for the error message
+};
+HostfileText read_hostfile(std::string_view distribution, const std::optional<std::string>& path);
 
-// First host named in the host file at `path` (SLURM_HOSTFILE), when set and readable.
-std::optional<std::string> read_hostfile_first_host(const std::optional<std::string>& path);
-
-// Everything derive_launch_env needs beyond the environment: the ephemeral range, the host
-// file's first host, and MASTER_ADDR/MASTER_PORT the user exported.
+// Everything derive_launch_env needs beyond the environment: the host file (arbitrary
+// distribution only) and MASTER_ADDR/MASTER_PORT the user exported.
 LaunchContext gather_launch_context(const EnvLookup& env, const StepFacts& facts);
+
+// What detect_identity needs from the host beyond the environment (the host file), read the same
+// way by sddp_init and `slurm-ddp check` so both derive the same MASTER_ADDR and port.
+IdentityInputs gather_identity_inputs(const EnvLookup& env);
+
+// errno of binding TCP `port` on every address (as rank 0's server will), 0 when it is free.
+int probe_port_bind(std::uint16_t port);
 
 }  // namespace sddp

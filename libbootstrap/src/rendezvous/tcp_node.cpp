@@ -108,10 +108,15 @@ Clock::time_point Node::deadline_from(Clock::time_point start) const {
 }
 
 Status Node::start_listening() {
-    // One socket per node leader at the root: lift the soft fd limit to the hard one.
-    const std::uint64_t fds = raise_fd_limit();
-    admission_.emplace(static_cast<std::size_t>(std::clamp<std::uint64_t>(fds / 4, 16, 4096)),
-                       handshake_timeout_);
+    // The root holds a socket per node leader, a leader one per local rank, and a few pending
+    // handshakes; the soft limit is raised that far only, and restored when the node goes.
+    const std::uint64_t links = is_root_         ? cfg_.world_size
+                                : serves_locals_ ? cfg_.local_world_size
+                                                 : 1;
+    fd_limit_ = FdLimitRaise(links + 320);
+    admission_.emplace(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(fd_limit_.soft() / 4, 16, 4096)),
+        handshake_timeout_);
     epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
     const bool need_tcp =

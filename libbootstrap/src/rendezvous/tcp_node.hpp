@@ -25,6 +25,7 @@
 #include "core/join_accounting.hpp"
 #include "core/result.hpp"
 #include "core/wire.hpp"
+#include "rendezvous/fd_limit.hpp"
 #include "rendezvous/tcp_connection.hpp"
 #include "rendezvous/tcp_socket.hpp"
 #include "rendezvous/transport.hpp"
@@ -134,6 +135,7 @@ class Node final : public Transport {
     Clock::duration margin_{};
     Clock::duration handshake_timeout_{};
 
+    FdLimitRaise fd_limit_;  // before the sockets: restored after they are closed
     Fd epoll_;
     Fd tcp_listener_;
     Fd local_listener_;

@@ -33,17 +33,6 @@ std::string errno_text(int err) {
     return ::strerror_r(err, buf, sizeof buf);
 }
 
-std::uint64_t raise_fd_limit() {
-    rlimit lim{};
-    if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return 1024;
-    if (lim.rlim_cur < lim.rlim_max) {
-        rlimit want = lim;
-        want.rlim_cur = lim.rlim_max;
-        if (::setrlimit(RLIMIT_NOFILE, &want) == 0) lim = want;
-    }
-    return lim.rlim_cur == RLIM_INFINITY ? (1u << 20) : lim.rlim_cur;
-}
-
 namespace {
 
 void set_common_options(int fd, bool tcp) {

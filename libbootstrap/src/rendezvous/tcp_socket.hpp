@@ -40,10 +40,6 @@ class Fd {
 
 std::string errno_text(int err);
 
-// Raises the soft RLIMIT_NOFILE to the hard limit: the root holds one socket per node leader.
-// Returns the soft limit now in force.
-std::uint64_t raise_fd_limit();
-
 // Listens on every interface (IPv6 dual-stack, else IPv4) at `port` with SO_REUSEADDR and the
 // largest backlog the kernel allows. A busy port is an Errc::io naming the port and the fix.
 Result<Fd> listen_tcp(std::uint16_t port);
