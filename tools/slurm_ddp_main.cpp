@@ -6,6 +6,7 @@
 //                                   print the environment --ddp would give this task
 //                                   (run it as `srun slurm-ddp env`)
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
+//   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
 #include <cstdio>
@@ -19,6 +20,7 @@
 #include "core/step_facts.hpp"
 #include "core/task_counts.hpp"
 #include "topology/host_files.hpp"
+#include "version_report.hpp"
 
 namespace {
 
@@ -28,6 +30,7 @@ constexpr const char* kUsage =
     "       slurm-ddp env [--options=OPTS] [--table]\n"
     "       slurm-ddp check-options OPTS\n"
     "       slurm-ddp check-options --site ARG...\n"
+    "       slurm-ddp --version\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
 int bad_input(const sddp::Error& e) {
@@ -115,6 +118,10 @@ int run(int argc, char** argv) {
     const std::vector<std::string> args(argv + 2, argv + argc);
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
         std::cout << kUsage;
+        return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+        std::cout << sddp::tools::version_report();
         return 0;
     }
     if (cmd == "hostnames") return cmd_hostnames(args);
