@@ -34,13 +34,21 @@ version=${BASH_REMATCH[1]}
 
 prefix_root=${SLURM_PREFIX_ROOT:-$root/.slurm-prefix}
 prefix=$prefix_root/$version
-if [[ -f $prefix/.complete ]]; then
+pmix=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/pmix2
+# --enable-multiple-slurmd: all slurmd of the test cluster share one munged, which then sees
+# the launch credential srun sends to every node as a replay; only a multiple-slurmd build
+# accepts that ("Munge decode failed: Replayed credential", "Malformed RPC" otherwise).
+# slurmrestd, X11 and HDF5 are of no use to the tests and cost build time.
+config_flags=(--prefix="$prefix" --sysconfdir="$prefix/etc" --with-pmix="$pmix"
+  --enable-multiple-slurmd --disable-debug --disable-slurmrestd --disable-x11 --without-hdf5
+  --without-rpath)
+# The stamp holds the configure flags: a prefix built with other flags is rebuilt.
+if [[ -f $prefix/.complete && $(cat "$prefix/.complete") == "${config_flags[*]}" ]]; then
   log "Slurm $version already built in $prefix"
   echo "$prefix"
   exit 0
 fi
 
-pmix=/usr/lib/$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)/pmix2
 for header in munge.h json-c/json.h lz4.h hwloc.h; do
   [[ -f /usr/include/$header ]] || die "missing /usr/include/$header: run tests/cluster/install-deps.sh"
 done
@@ -52,11 +60,8 @@ start=$(date +%s)
 log "unpacking $tarball"
 tar xf "$tarball" -C "$src" --strip-components=1
 cd "$src"
-# slurmrestd, the X11 and the HDF5 bits are of no use to the tests and cost build time.
 log "configure (prefix $prefix)"
-./configure --prefix="$prefix" --sysconfdir="$prefix/etc" --with-pmix="$pmix" \
-  --disable-debug --disable-slurmrestd --disable-x11 --without-hdf5 --without-rpath \
-  >"$src/configure.out" 2>&1 || {
+./configure "${config_flags[@]}" >"$src/configure.out" 2>&1 || {
   tail -30 "$src/configure.out" >&2
   die "configure failed (full output: $src/configure.out)"
 }
@@ -73,6 +78,6 @@ make install >"$src/install.out" 2>&1 || {
 make -C contribs/pmi2 install >>"$src/install.out" 2>&1 || log "warning: contribs/pmi2 did not install"
 cd "$root"
 rm -rf "$src"
-touch "$prefix/.complete"
+printf '%s\n' "${config_flags[*]}" >"$prefix/.complete"
 log "Slurm $version built in $(($(date +%s) - start)) s: $prefix"
 echo "$prefix"
