@@ -6,6 +6,7 @@
 //                                   print the environment --ddp would give this task
 //                                   (run it as `srun slurm-ddp env`)
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
+//   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include "core/options.hpp"
 #include "core/task_counts.hpp"
 #include "env_command.hpp"
+#include "version_report.hpp"
 
 namespace {
 
@@ -29,6 +31,7 @@ constexpr const char* kUsage =
     "       slurm-ddp check-options --site ARG...\n"
     "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
     "check)\n"
+    "       slurm-ddp --version\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
 int bad_input(const sddp::Error& e) {
@@ -85,6 +88,10 @@ int run(int argc, char** argv) {
     const std::vector<std::string> args(argv + 2, argv + argc);
     if (cmd == "-h" || cmd == "--help" || cmd == "help") {
         std::cout << kUsage;
+        return 0;
+    }
+    if (cmd == "--version" || cmd == "version") {
+        std::cout << sddp::tools::version_report();
         return 0;
     }
     if (cmd == "hostnames") return cmd_hostnames(args);

@@ -28,8 +28,10 @@ for component in slurm_ddp_runtime slurm_ddp_devel; do
 done
 test -f "$prefix/include/slurm_ddp/bootstrap.h"
 test -f "$prefix/include/slurm_ddp/bootstrap.hpp"
-ls "$prefix"/lib*/libslurm_ddp.so* >/dev/null
-ls "$prefix"/lib*/cmake/slurm_ddp/slurm_ddpConfig.cmake >/dev/null
+# lib, lib64 or Debian's multiarch lib/<triplet>.
+libdir=$(dirname "$(find "$prefix" -name 'libslurm_ddp.so.0' | head -n1)")
+test -f "$libdir/libslurm_ddp.so.0"
+test -f "$libdir/cmake/slurm_ddp/slurm_ddpConfig.cmake"
 
 # 1. CMake package.
 "$cmake" -S "$example" -B "$work/cmake-build" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
@@ -38,7 +40,7 @@ run_single "$work/cmake-build/c_minimal" "$work/out1.txt"
 
 # 2. pkg-config.
 if command -v pkg-config >/dev/null 2>&1; then
-    pcdir=$(dirname "$(ls "$prefix"/lib*/pkgconfig/slurm_ddp.pc | head -n1)")
+    pcdir=$libdir/pkgconfig
     flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs slurm_ddp)
     libdir=$(PKG_CONFIG_PATH=$pcdir pkg-config --variable=libdir slurm_ddp)
     cc -o "$work/c_minimal_pc" "$example/c_minimal.c" $flags -Wl,-rpath,"$libdir"

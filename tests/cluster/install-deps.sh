@@ -25,6 +25,12 @@ packages=(
   libhwloc-dev hwloc iproute2 procps util-linux
   # Open MPI, for the MPI_Bcast comparison of the benchmarks (bench/run.sh; about 7 MB).
   libopenmpi-dev openmpi-bin
+  # HMAC-SHA256 and the constant-time compare of the rendezvous handshake (OpenSSL libcrypto).
+  libssl-dev
+  # Building current Slurm from source for the slurm-current phase (tests/cluster/build-slurm.sh).
+  libmunge-dev libjson-c-dev liblz4-dev
+  # rpmbuild, to build and check the RPM (packaging/rpm/slurm-ddp.spec) on Debian.
+  rpm
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
   # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests.

@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/hmac_sha256.hpp"
 #include "core/wire.hpp"
 #include "harness.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"

@@ -1,11 +1,12 @@
-// SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231, and the helpers.
+// SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231 (both from OpenSSL's
+// libcrypto now), and the helpers.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 #include "core/bytes.hpp"
-#include "core/hmac_sha256.hpp"
+#include "os/hmac_sha256.hpp"
 
 namespace sddp {
 namespace {
@@ -91,6 +92,23 @@ TEST(HmacSha256, Rfc4231TruncatedCase5) {
     const std::string key = unhex("0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c");
     const std::string data = "Test With Truncation";
     EXPECT_EQ(hex(hmac_sha256(key, bytes(data))).substr(0, 32), "a3b6167473100ee06e0c796c2955552b");
+}
+
+// An empty key is a valid key (all zero bytes), not "no key": libcrypto needs telling apart.
+TEST(HmacSha256, EmptyKeyAndMessage) {
+    EXPECT_EQ(hex(hmac_sha256("", {})),
+              "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+    HmacSha256 null_key{std::span<const std::uint8_t>{}};  // data() == nullptr
+    EXPECT_EQ(hex(null_key.finish()),
+              "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+}
+
+TEST(HmacSha256, MovedFromKeepsWorking) {
+    HmacSha256 a(std::string_view("key"));
+    a.update("The quick brown fox ");
+    HmacSha256 b = std::move(a);
+    b.update("jumps over the lazy dog");
+    EXPECT_EQ(hex(b.finish()), "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8");
 }
 
 TEST(HmacSha256, IncrementalMatchesOneShot) {

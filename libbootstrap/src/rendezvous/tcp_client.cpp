@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "core/contract.hpp"
-#include "core/hmac_sha256.hpp"
 #include "core/join_pacing.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_auth.hpp"
 
 namespace sddp::tcp {

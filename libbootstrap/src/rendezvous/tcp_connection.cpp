@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/hmac_sha256.hpp"
+#include "os/hmac_sha256.hpp"
 
 namespace sddp::tcp {
 namespace {

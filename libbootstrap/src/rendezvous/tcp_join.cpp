@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/hmac_sha256.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_node.hpp"
 #include "rendezvous/tcp_rank_list.hpp"

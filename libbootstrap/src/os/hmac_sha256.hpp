@@ -1,13 +1,14 @@
-// SHA-256, HMAC-SHA256, a constant-time compare and kernel randomness.
+// SHA-256, HMAC-SHA256 and a constant-time compare.
 //
-// The rendezvous authenticates peers with a per-step secret. Pulling in OpenSSL for one hash
-// would add a runtime dependency to every trainer process, so this is a small, self-contained
-// implementation (FIPS 180-4, RFC 2104) checked against the FIPS and RFC 4231 vectors.
+// The rendezvous authenticates peers with a per-step secret. The hash, the MAC and the compare
+// come from OpenSSL's libcrypto, a maintained and reviewed implementation that sites already
+// trust (and patch), rather than a copy of our own; this header keeps the callers unaware of it.
 #pragma once
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,21 +20,21 @@ namespace sddp {
 inline constexpr std::size_t kSha256Size = 32;
 using Digest = std::array<std::uint8_t, kSha256Size>;
 
-// Incremental SHA-256, for hashing several fields without first concatenating them.
+// Incremental SHA-256, for hashing several fields without first concatenating them. finish()
+// ends it: a second finish() or an update() after it is a programming error (abort).
 class Sha256 {
   public:
     Sha256();
+    ~Sha256();
+    Sha256(Sha256&&) noexcept;
+    Sha256& operator=(Sha256&&) noexcept;
     void update(std::span<const std::uint8_t> data);
     void update(std::string_view data);
     Digest finish();
 
   private:
-    void compress(const std::uint8_t* block);
-
-    std::array<std::uint32_t, 8> state_;
-    std::array<std::uint8_t, 64> block_{};
-    std::size_t block_len_ = 0;
-    std::uint64_t total_len_ = 0;
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 Digest sha256(std::span<const std::uint8_t> data);
@@ -44,13 +45,16 @@ class HmacSha256 {
   public:
     explicit HmacSha256(std::span<const std::uint8_t> key);
     explicit HmacSha256(std::string_view key);
-    void update(std::span<const std::uint8_t> data) { inner_.update(data); }
-    void update(std::string_view data) { inner_.update(data); }
+    ~HmacSha256();
+    HmacSha256(HmacSha256&&) noexcept;
+    HmacSha256& operator=(HmacSha256&&) noexcept;
+    void update(std::span<const std::uint8_t> data);
+    void update(std::string_view data);
     Digest finish();
 
   private:
-    Sha256 inner_;
-    std::array<std::uint8_t, 64> outer_key_{};
+    struct State;
+    std::unique_ptr<State> state_;
 };
 
 Digest hmac_sha256(std::string_view key, std::span<const std::uint8_t> data);
