@@ -1,0 +1,72 @@
+#include "rendezvous/pmix_library.hpp"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <optional>
+#include <vector>
+
+namespace sddp {
+namespace {
+
+template <typename Fn>
+bool resolve(void* lib, const char* name, Fn& fn, std::string* missing) {
+    // dlsym returns void*; POSIX guarantees the conversion to a function pointer works.
+    fn = reinterpret_cast<Fn>(dlsym(lib, name));
+    if (!fn && missing) *missing += (missing->empty() ? "" : ", ") + std::string(name);
+    return fn != nullptr;
+}
+
+Result<PmixApi> load_uncached(const EnvLookup& env) {
+    std::vector<std::string> candidates;
+    if (auto p = env("SLURM_DDP_PMIX_LIBRARY"); p && !p->empty()) {
+        candidates.push_back(*p);
+    } else {
+        candidates = {"libpmix.so.2", "libpmix.so"};
+    }
+    std::string errors;
+    for (const auto& path : candidates) {
+        // RTLD_GLOBAL: libpmix dlopens its own plugins (pmix_mca_*.so), which expect its symbols
+        // to be globally visible.
+        void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);
+        if (!lib) {
+            const char* e = dlerror();
+            errors += (errors.empty() ? "" : "; ") + std::string(e ? e : path.c_str());
+            continue;
+        }
+        PmixApi api;
+        api.path = path;
+        std::string missing;
+        resolve(lib, "PMIx_Init", api.init, &missing);
+        resolve(lib, "PMIx_Initialized", api.initialized, &missing);
+        resolve(lib, "PMIx_Put", api.put, &missing);
+        resolve(lib, "PMIx_Commit", api.commit, &missing);
+        resolve(lib, "PMIx_Fence", api.fence, &missing);
+        resolve(lib, "PMIx_Get", api.get, &missing);
+        resolve(lib, "PMIx_Error_string", api.error_string, &missing);
+        resolve(lib, "PMIx_Value_destruct", api.value_destruct, nullptr);
+        if (!missing.empty()) {
+            // Not dlclosed: a library loaded RTLD_GLOBAL may already have started threads.
+            errors += (errors.empty() ? "" : "; ") + path + " lacks " + missing;
+            continue;
+        }
+        return api;
+    }
+    return make_error(Errc::unsupported,
+                      "the PMIx library cannot be loaded (" + errors +
+                          "); install OpenPMIx's libpmix (Debian/Ubuntu: libpmix2; RHEL: pmix), "
+                          "point SLURM_DDP_PMIX_LIBRARY at libpmix.so.2, or use the TCP "
+                          "transport (SLURM_DDP_TRANSPORT=tcp)");
+}
+
+}  // namespace
+
+Result<PmixApi> load_pmix(const EnvLookup& env) {
+    static std::mutex mu;
+    static std::optional<Result<PmixApi>> cached;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!cached) cached.emplace(load_uncached(env));
+    return *cached;
+}
+
+}  // namespace sddp
