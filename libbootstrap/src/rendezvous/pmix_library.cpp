@@ -47,7 +47,10 @@ Result<PmixApi> load_uncached(const EnvLookup& env) {
         resolve(lib, "PMIx_Value_destruct", api.value_destruct, nullptr);
         if (!missing.empty()) {
             // Not dlclosed: a library loaded RTLD_GLOBAL may already have started threads.
-            errors += (errors.empty() ? "" : "; ") + path + " lacks " + missing;
+            errors.append(errors.empty() ? "" : "; ")
+                .append(path)
+                .append(" lacks ")
+                .append(missing);
             continue;
         }
         return api;
