@@ -4,11 +4,11 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration valgrind asan tsan fuzz bench
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration manynodes valgrind asan tsan fuzz bench
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps build unit integration valgrind asan tsan fuzz bench"}
+PHASES=${PHASES:-"deps build unit integration manynodes valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 t0=$SECONDS
@@ -33,12 +33,17 @@ run_ctest() {  # run_ctest NAME BUILD_DIR CTEST_ARGS...
 
 if has unit; then
     phase "unit, multi-process and packaging tests"
-    run_ctest unit build -LE 'integration|fuzz|valgrind' -j"$JOBS"
+    run_ctest unit build -LE 'integration|manynodes|fuzz|valgrind' -j"$JOBS"
 fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
     run_ctest integration build -L integration
+fi
+
+if has manynodes; then
+    phase "many nodes: a 32-node cluster of its own, up and down inside the test"
+    run_ctest manynodes build -L manynodes
 fi
 
 if has valgrind; then
@@ -53,7 +58,7 @@ if has asan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-asan -j"$JOBS"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan -LE 'integration|fuzz|packaging|gpu|valgrind' -j"$JOBS"
+        run_ctest asan build-asan -LE 'integration|manynodes|fuzz|packaging|gpu|valgrind' -j"$JOBS"
 fi
 
 if has tsan; then
