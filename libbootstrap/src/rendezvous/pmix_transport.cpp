@@ -112,7 +112,7 @@ class PmixTransport final : public Transport {
         const auto deadline = Clock::now() + cfg_.timeout;
         const std::uint64_t seq = s_->seq++;
         if (cfg_.rank == root) SDDP_CHECK(put(seq, bytes, deadline));
-        SDDP_CHECK(fence(deadline, true, "broadcast from rank " + std::to_string(root)));
+        SDDP_CHECK(fence(deadline, "broadcast from rank " + std::to_string(root)));
         if (cfg_.rank != root) {
             SDDP_TRY(got, get(seq, root, deadline));
             bytes = std::move(got);
@@ -125,7 +125,7 @@ class PmixTransport final : public Transport {
         const auto deadline = Clock::now() + cfg_.timeout;
         const std::uint64_t seq = s_->seq++;
         SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, true, "allgather"));
+        SDDP_CHECK(fence(deadline, "allgather"));
         std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
         for (int r = 0; r < cfg_.world_size; ++r) {
             if (r == cfg_.rank) {
@@ -143,7 +143,7 @@ class PmixTransport final : public Transport {
         const auto deadline = Clock::now() + cfg_.timeout;
         const std::uint64_t seq = s_->seq++;
         SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, true, "gather"));
+        SDDP_CHECK(fence(deadline, "gather"));
         std::vector<Bytes> out;
         if (cfg_.rank != 0) return out;
         out.resize(static_cast<std::size_t>(cfg_.world_size));
@@ -157,7 +157,7 @@ class PmixTransport final : public Transport {
 
     Status barrier() override {
         SDDP_CHECK(usable());
-        return fence(Clock::now() + cfg_.timeout, false, "barrier");
+        return fence(Clock::now() + cfg_.timeout, "barrier");
     }
 
     void abort(std::string_view reason) override {
@@ -202,17 +202,19 @@ class PmixTransport final : public Transport {
         return ok_status();
     }
 
-    // `collect`: every node receives the records put since the last fence, so that the gets
-    // after it are answered locally instead of by a request to the owner's node each.
-    Status fence(Clock::time_point deadline, bool collect, const std::string& what) {
+    // Every fence collects: each node then holds the records put since the last fence, so the
+    // gets after it are answered locally instead of by a request to the owner's node each. A
+    // barrier has nothing to collect, but Slurm 22.05's fence without PMIX_COLLECT_DATA was
+    // seen to return at once and leave the next fence hanging on the test cluster.
+    Status fence(Clock::time_point deadline, const std::string& what) {
         const Proc all = proc_of(*s_, pmix_abi::kRankWildcard);
         auto rc = s_->worker.call(
-            [s = s_, all, collect] {
+            [s = s_, all] {
                 Info info{};
                 std::strncpy(info.key, pmix_abi::kCollectData, pmix_abi::kMaxKeyLen);
                 info.value.type = pmix_abi::kBool;
                 info.value.data.flag = true;
-                return s->api.fence(&all, 1, collect ? &info : nullptr, collect ? 1 : 0);
+                return s->api.fence(&all, 1, &info, 1);
             },
             deadline, "PMIx_Fence");
         // Refused at once (an earlier call wedged the worker): that reason is the useful one.

@@ -8,7 +8,7 @@
 //   allgather   every rank puts, all fence (collecting the data on every node), every rank gets
 //               every record: local lookups in its own PMIx client after the fence.
 //   gather      every rank puts, all fence, only rank 0 gets.
-//   barrier     a fence that collects nothing.
+//   barrier     a fence (collecting, like the others: see fence() in the .cpp).
 // Every call is bounded by cfg.timeout: PMIx calls run on a worker thread (pmi2_worker.hpp,
 // shared with PMI2), and a call still blocked at the deadline leaves PMIx unusable in this
 // process with a clear error. abort() does not call PMIx_Abort (it would end the whole step);
