@@ -1,13 +1,14 @@
 #!/bin/bash
 # Real-launch bootstrap benchmark: the library under `srun --ddp` on the local Slurm
 # cluster, over TCP (the plugin's MASTER_ADDR/MASTER_PORT and per-step secret) and over PMI2
-# (`srun --ddp --mpi=pmi2`: no port, Slurm's key-value space). Every task sleeps until a common
-# start time, then runs sddp_init (no NCCL: identity, rendezvous, preflight) and a 128-byte
-# broadcast from rank 0 (bench/srun_rank.c). Reported per point: the LAST rank's time from the
-# start to init done and to holding the id, median (min-max) over REPS repetitions.
+# (`srun --ddp --mpi=pmi2`: no port, Slurm's key-value space) or PMIx (`--mpi=pmix`). Every task
+# sleeps until a common start time, then runs sddp_init (no NCCL: identity, rendezvous,
+# preflight) and a 128-byte broadcast from rank 0 (bench/srun_rank.c). Reported per point: the
+# LAST rank's time from the start to init done and to holding the id, median (min-max) over REPS
+# repetitions.
 #
 #   tests/cluster/cluster.sh up  (NODE_CPUS >= N/2 for the largest N, e.g. NODE_CPUS=512)
-#   bash bench/srun_bench.sh     # NS="2 8 64 256 1024" REPS=5 TRANSPORTS="tcp pmi2"
+#   bash bench/srun_bench.sh     # NS="2 8 64 256 1024" REPS=5 TRANSPORTS="tcp pmi2" (or pmix)
 #
 # srun_rank comes from SDDP_BENCH_BUILD (default build-bench; built here if missing). A
 # repetition where some task started after the start time (srun still launching) is repeated
@@ -33,7 +34,7 @@ BIN=$BUILD/bench/srun_rank
 one_rep() {  # transport n head_start -> prints "init id" (seconds) or "LATE" / "FAIL"
     local transport=$1 n=$2 head=$3 out start mpi=()
     out=$(mktemp -d /tmp/sddp-srun-bench.XXXXXX)
-    [[ $transport == pmi2 ]] && mpi=(--mpi=pmi2)
+    [[ $transport == pmi2 || $transport == pmix ]] && mpi=(--mpi=$transport)
     start=$(python3 -c "import time; print('%.6f' % (time.time() + $head))")
     if ! SDDP_BENCH_START=$start SDDP_BENCH_OUT=$out SLURM_DDP_TRANSPORT=$transport \
         timeout 300 srun --ddp "${mpi[@]}" -N2 -n"$n" --export=ALL "$BIN" >/dev/null 2>"$out.err"; then

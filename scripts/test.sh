@@ -4,7 +4,7 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration slurm-current valgrind asan tsan fuzz bench
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration manynodes slurm-current valgrind asan tsan fuzz bench
 #   BUILD_DIR=build-x CMAKE_ARGS="-DSDDP_WITH_NCCL=OFF" PHASES="build unit" bash scripts/test.sh
 #
 # Each ctest phase prints how many tests ran, passed, skipped and failed, and fails if a test label
@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps build unit integration slurm-current valgrind asan tsan fuzz bench"}
+PHASES=${PHASES:-"deps build unit integration manynodes slurm-current valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
 BUILD_DIR=${BUILD_DIR:-build}  # the main build (build, unit, integration, valgrind phases)
 CMAKE_ARGS=${CMAKE_ARGS:-}     # extra configure arguments for the main build
@@ -73,7 +73,7 @@ run_ctest() {
 
 if has unit; then
     phase "unit, multi-process and packaging tests"
-    run_ctest unit "$BUILD_DIR" "unit plugin multiproc api packaging" -LE 'integration|fuzz|valgrind' -j"$JOBS"
+    run_ctest unit "$BUILD_DIR" "unit plugin multiproc api packaging" -LE 'integration|manynodes|fuzz|valgrind' -j"$JOBS"
 fi
 
 if has integration; then
@@ -99,6 +99,11 @@ if has slurm-current; then
     echo "slurm-current phase: $((SECONDS - t_current)) s"
 fi
 
+if has manynodes; then
+    phase "many nodes: a 32-node cluster of its own, up and down inside the test"
+    run_ctest manynodes "$BUILD_DIR" "manynodes" -L manynodes
+fi
+
 if has valgrind; then
     phase "valgrind: the plugin's callbacks driven by a stand-in slurmstepd"
     run_ctest valgrind "$BUILD_DIR" "valgrind" -L valgrind
@@ -111,15 +116,15 @@ if has asan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-asan -j"$JOBS"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan "unit plugin multiproc api" -LE 'integration|fuzz|packaging|gpu|valgrind' -j"$JOBS"
+        run_ctest asan build-asan "unit plugin multiproc api" -LE 'integration|manynodes|fuzz|packaging|gpu|valgrind' -j"$JOBS"
 fi
 
 if has tsan; then
     phase "TSan build: threaded and event-loop code (rendezvous, multi-process)"
-    # Only the threaded code's tests: the TCP event loop (multiproc), the API with its PMI2 worker thread.
+    # Only the threaded code's tests: the TCP event loop (multiproc), the API with its PMI2/PMIx worker thread.
     cmake -S . -B build-tsan -DSDDP_SANITIZE=thread -DSDDP_BUILD_EXAMPLES=OFF -DSDDP_WITH_NCCL=OFF \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
-    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2
+    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2 sddp_fake_pmix
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         run_ctest tsan build-tsan "multiproc api" -L 'multiproc|api' -j"$JOBS"
 fi

@@ -61,7 +61,7 @@ TEST(TransportChoice, OptionThenEnvironment) {
     auto bad = resolve_transport_choice(TransportChoice::automatic,
                                         map_env({{"SLURM_DDP_TRANSPORT", "TCP "}}));
     ASSERT_FALSE(bad.ok());
-    EXPECT_NE(bad.error().message.find("auto, tcp or pmi2"), std::string::npos);
+    EXPECT_NE(bad.error().message.find("auto, tcp, pmi2 or pmix"), std::string::npos);
 }
 
 TEST(TransportChoice, AutoPicksPmi2UnderSrunMpiPmi2) {

@@ -1,7 +1,7 @@
 // The C and C++ API across real processes on this host, without NCCL (no_nccl): sddp_init over
-// TCP and (with a stand-in libpmi2) over PMI2, the byte collectives, timeouts, and the errors a
-// user sees. Usage: test_api_ranks <scenario> [ranks] [fake libpmi2 path]; exit 0 = pass,
-// 77 = skipped.
+// TCP and (with stand-ins for libpmi2 and libpmix) over PMI2 and PMIx, the byte collectives,
+// timeouts, and the errors a user sees. Usage: test_api_ranks <scenario> [ranks] [fake libpmi2 or
+// libpmix path]; exit 0 = pass, 77 = skipped.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -293,6 +293,94 @@ int scenario_pmi2_timeout(const std::string& lib) {
     return sddp_test::all_zero(st) ? 0 : 1;
 }
 
+// What a PMIx server gives a task (srun --mpi=pmix), plus the stand-in libpmix's directory.
+Env pmix_env(int rank, int world, const std::string& lib, const std::string& dir) {
+    return Env{{"PMIX_RANK", std::to_string(rank)},
+               {"PMIX_NAMESPACE", "slurm.pmix.555.0"},
+               {"PMIX_SERVER_URI41", "pmix-server.1;tcp4://127.0.0.1:1"},
+               {"SLURM_JOB_ID", "555"},
+               {"RANK", std::to_string(rank)},
+               {"WORLD_SIZE", std::to_string(world)},
+               {"SLURM_DDP_PMIX_LIBRARY", lib},
+               {"FAKE_PMIX_DIR", dir},
+               {"FAKE_PMIX_SIZE", std::to_string(world)}};
+}
+
+// Chosen automatically; 70 kB records travel as single byte objects.
+int scenario_pmix(int n, const std::string& lib) {
+    const std::string dir = temp_dir();
+    auto st = sddp_test::run_ranks(
+        n, [&](int r) { return pmix_env(r, n, lib, dir); },
+        [&](int r) { return exercise(r, n, n == 1 ? "self" : "pmix", 70000); });
+    return sddp_test::all_zero(st) ? 0 : 1;
+}
+
+// Forced by SLURM_DDP_TRANSPORT, with node and local ranks known: the gather path.
+int scenario_pmix_nodes(int n, const std::string& lib) {
+    const std::string dir = temp_dir();
+    const int per_node = n / 2;
+    auto st = sddp_test::run_ranks(
+        n,
+        [&](int r) {
+            Env e = pmix_env(r, n, lib, dir);
+            e["SLURM_DDP_TRANSPORT"] = "pmix";
+            e["LOCAL_RANK"] = std::to_string(r % per_node);
+            e["LOCAL_WORLD_SIZE"] = std::to_string(per_node);
+            e["NODE_RANK"] = std::to_string(r / per_node);
+            e["NNODES"] = "2";
+            return e;
+        },
+        [&](int r) { return exercise(r, n, "pmix", 100); });
+    return sddp_test::all_zero(st) ? 0 : 1;
+}
+
+// One rank never arrives: the others' fence ends at the deadline with a clear error, and a
+// rank whose identity disagrees with PMIx's numbering is refused.
+int scenario_pmix_timeout(const std::string& lib) {
+    const std::string dir = temp_dir();
+    const int n = 3;
+    auto st = sddp_test::run_ranks(
+        n, [&](int r) { return pmix_env(r, n, lib, dir); },
+        [&](int r) {
+            if (r == 2) {
+                std::this_thread::sleep_for(std::chrono::seconds(4));
+                return 0;
+            }
+            const auto t0 = std::chrono::steady_clock::now();
+            sddp_options o = cpu_options(1500);
+            sddp_handle* h = nullptr;
+            const int rc = sddp_init(&o, &h);
+            const auto took = std::chrono::steady_clock::now() - t0;
+            CHECK(rc == SDDP_ERR_TIMEOUT);
+            CHECK(h == nullptr);
+            CHECK(contains(sddp_last_error(), "PMIx_Fence"));
+            CHECK(contains(sddp_last_error(), "SLURM_DDP_TIMEOUT"));
+            CHECK(took < std::chrono::milliseconds(3500));
+            // PMIx stays unusable in this process, with the reason.
+            CHECK(sddp_init(&o, &h) == SDDP_ERR_TIMEOUT);
+            CHECK(contains(sddp_last_error(), "PMIx is unusable"));
+            return 0;
+        });
+    if (!sddp_test::all_zero(st)) return 1;
+    const std::string dir2 = temp_dir();
+    st = sddp_test::run_ranks(
+        2,
+        [&](int r) {
+            Env e = pmix_env(r, 2, lib, dir2);
+            e["RANK"] = std::to_string(1 - r);  // swapped: not this step's numbering
+            return e;
+        },
+        [&](int) {
+            sddp_options o = cpu_options(5000);
+            sddp_handle* h = nullptr;
+            CHECK(sddp_init(&o, &h) != SDDP_OK);
+            CHECK(h == nullptr);
+            CHECK(contains(sddp_last_error(), "PMIx says this task is rank"));
+            return 0;
+        });
+    return sddp_test::all_zero(st) ? 0 : 1;
+}
+
 int scenario_tcp_timeout() {
     const int port = sddp_test::free_port();
     const int n = 3;
@@ -416,6 +504,20 @@ int scenario_errors() {
          SDDP_ERR_INVALID_ARGUMENT,
          {"SLURM_DDP_ALLOW_UNAUTHENTICATED='yes'"},
          cpu_options()},
+        {{{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"SLURM_DDP_TRANSPORT", "pmix"}},
+         SDDP_ERR_UNSUPPORTED,
+         {"srun --mpi=pmix", "PMIX_NAMESPACE"},
+         cpu_options()},
+        {{{"RANK", "0"},
+          {"WORLD_SIZE", "2"},
+          {"PMIX_RANK", "0"},
+          {"PMIX_NAMESPACE", "ns"},
+          {"PMIX_SERVER_URI4", "x"},
+          {"SLURM_DDP_TRANSPORT", "pmix"},
+          {"SLURM_DDP_PMIX_LIBRARY", "/nonexistent/libpmix.so.2"}},
+         SDDP_ERR_UNSUPPORTED,
+         {"/nonexistent/libpmix.so.2", "libpmix2", "SLURM_DDP_TRANSPORT=tcp"},
+         cpu_options()},
     };
     sddp_options bad_version = cpu_options();
     bad_version.version = 0;
@@ -502,6 +604,9 @@ int main(int argc, char** argv) {
     if (s == "pmi2") return scenario_pmi2(n, lib);
     if (s == "pmi2-nodes") return scenario_pmi2_nodes(n, lib);
     if (s == "pmi2-timeout") return scenario_pmi2_timeout(lib);
+    if (s == "pmix") return scenario_pmix(n, lib);
+    if (s == "pmix-nodes") return scenario_pmix_nodes(n, lib);
+    if (s == "pmix-timeout") return scenario_pmix_timeout(lib);
     if (s == "tcp-timeout") return scenario_tcp_timeout();
     if (s == "errors") return scenario_errors();
     if (s == "dns-timeout") return scenario_dns_timeout();

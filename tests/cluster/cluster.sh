@@ -426,6 +426,14 @@ net_up() {
   if ip -4 -o addr show | grep -q " $SUBNET\."; then
     die "$SUBNET.0/24 is already in use on this host: set SDDP_SUBNET to another private /24"
   fi
+  # The kernel's ARP table is one for all namespaces (gc_thresh3 caps the total: 1024 by
+  # default), and a full mesh between N nodes (gloo) needs ~N^2 entries; past the cap new
+  # neighbours are refused ("neighbor table overflow") and connects fail. Only ever raised.
+  local want=$((2 * NODES * NODES + 1024))
+  if (($(sysctl -n net.ipv4.neigh.default.gc_thresh3) < want)); then
+    sysctl -qw net.ipv4.neigh.default.gc_thresh2="$((want / 2))" \
+      net.ipv4.neigh.default.gc_thresh3="$want"
+  fi
   ip link add "$BRIDGE" type bridge
   ip addr add "$SUBNET.254/24" dev "$BRIDGE"
   ip link set "$BRIDGE" up

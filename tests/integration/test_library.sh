@@ -1,6 +1,6 @@
 #!/bin/bash
 # libbootstrap on the real cluster: the C example's identity + rendezvous across 2 nodes under
-# srun --ddp (TCP, authenticated), srun --ddp --mpi=pmi2 (PMI2, no port), plain srun without the
+# srun --ddp (TCP, authenticated), srun --ddp --mpi=pmi2|pmix (PMI2, PMIx: no port), plain srun without the
 # plugin (Slurm's variables), a rank that never arrives, and the NCCL trainer without a GPU.
 source "$(dirname "$0")/lib.sh"
 C="$SDDP_BUILD_DIR/examples/c_minimal/c_minimal"
@@ -24,6 +24,11 @@ expect_not_contains "srun --ddp: no unauthenticated warning" "$out" "unauthentic
 
 out=$(srun_t --ddp --mpi=pmi2 -N2 -n4 "$C" 2>&1)
 expect_world "srun --ddp --mpi=pmi2: PMI2 key-value exchange" "$out" ddp pmi2
+
+out=$(srun_t --ddp --mpi=pmix -N2 -n4 "$C" 2>&1)
+expect_world "srun --ddp --mpi=pmix: PMIx key-value exchange, TCP's host list" "$out" ddp pmix
+out=$(SLURM_DDP_TRANSPORT=pmix srun_t --ddp -N2 -n2 "$C" 2>&1) && fail "transport=pmix without --mpi=pmix ran"
+expect_contains "transport=pmix without a PMIx server: clear error" "$out" "srun --mpi=pmix"
 
 no_plugin
 out=$(export SLURM_DDP_ALLOW_UNAUTHENTICATED=1; srun_t -N2 -n4 "$C" 2>&1)

@@ -49,16 +49,17 @@ typedef enum sddp_status {
     SDDP_ERR_PREFLIGHT = 5,        /* ranks disagree: shared GPU, world size, another step */
     SDDP_ERR_CUDA = 6,             /* no usable device, invalid ordinal, CUDA runtime error */
     SDDP_ERR_NCCL = 7,             /* NCCL init, split, finalize failed */
-    SDDP_ERR_UNSUPPORTED = 8,      /* not in this build (NCCL) or not on this machine (PMI2) */
+    SDDP_ERR_UNSUPPORTED = 8,      /* not in this build (NCCL) or not on this machine (PMI2/x) */
     SDDP_ERR_INTERNAL = 9
 } sddp_status;
 
 /* How ranks exchange bytes before NCCL exists. */
 typedef enum sddp_transport {
-    SDDP_TRANSPORT_AUTO =
-        0, /* SLURM_DDP_TRANSPORT if set, else PMI2 under srun --mpi=pmi2, else TCP */
-    SDDP_TRANSPORT_TCP = 1, /* rank 0 serves at MASTER_ADDR:MASTER_PORT */
-    SDDP_TRANSPORT_PMI2 = 2 /* Slurm's PMI2 key-value space (srun --mpi=pmi2) */
+    SDDP_TRANSPORT_AUTO = 0, /* SLURM_DDP_TRANSPORT if set, else PMI2 under srun --mpi=pmi2, PMIx
+                                under srun --mpi=pmix, else TCP */
+    SDDP_TRANSPORT_TCP = 1,  /* rank 0 serves at MASTER_ADDR:MASTER_PORT */
+    SDDP_TRANSPORT_PMI2 = 2, /* Slurm's PMI2 key-value space (srun --mpi=pmi2) */
+    SDDP_TRANSPORT_PMIX = 3  /* the PMIx key-value space (srun --mpi=pmix; libpmix at run time) */
 } sddp_transport;
 
 #define SDDP_OPTIONS_VERSION 1
@@ -111,7 +112,7 @@ SDDP_API int sddp_cuda_device(const sddp_handle* h); /* -1 without NCCL */
 SDDP_API void* sddp_nccl_comm(const sddp_handle* h);
 SDDP_API void* sddp_nccl_local_comm(const sddp_handle* h);
 
-/* "tcp", "pmi2" or "self" (world size 1); "" on a NULL handle. Owned by the handle. */
+/* "tcp", "pmi2", "pmix" or "self" (world size 1); "" on a NULL handle. Owned by the handle. */
 SDDP_API const char* sddp_transport_name(const sddp_handle* h);
 /* Where the identity came from: "ddp", "slurm", "mpi" or "single". */
 SDDP_API const char* sddp_identity_source(const sddp_handle* h);

@@ -31,7 +31,8 @@ class Error : public std::runtime_error {
 enum class Transport {
     automatic = SDDP_TRANSPORT_AUTO,
     tcp = SDDP_TRANSPORT_TCP,
-    pmi2 = SDDP_TRANSPORT_PMI2
+    pmi2 = SDDP_TRANSPORT_PMI2,
+    pmix = SDDP_TRANSPORT_PMIX
 };
 
 struct Options {

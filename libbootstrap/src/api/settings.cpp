@@ -37,9 +37,12 @@ Result<Settings> read_settings(const sddp_options* o, const EnvLookup& env) {
         case SDDP_TRANSPORT_PMI2:
             option = TransportChoice::pmi2;
             break;
+        case SDDP_TRANSPORT_PMIX:
+            option = TransportChoice::pmix;
+            break;
         default:
             return bad("transport " + std::to_string(o->transport) +
-                       " is not SDDP_TRANSPORT_AUTO (0), _TCP (1) or _PMI2 (2)");
+                       " is not SDDP_TRANSPORT_AUTO (0), _TCP (1), _PMI2 (2) or _PMIX (3)");
     }
     SDDP_TRY(choice, resolve_transport_choice(option, env));
     s.transport = choice;

@@ -23,12 +23,14 @@ inline constexpr const char* kStepVar = "SLURM_DDP_STEP";
 inline constexpr const char* kDeviceVar = "SLURM_DDP_DEVICE";
 // Rendezvous timeout in seconds (--ddp=timeout=S).
 inline constexpr const char* kTimeoutVar = "SLURM_DDP_TIMEOUT";
-// tcp | pmi2 | auto: which transport the library uses.
+// tcp | pmi2 | pmix | auto: which transport the library uses.
 inline constexpr const char* kTransportVar = "SLURM_DDP_TRANSPORT";
 // "1": run the TCP rendezvous without a secret (unsafe; launches without Slurm only).
 inline constexpr const char* kAllowUnauthenticatedVar = "SLURM_DDP_ALLOW_UNAUTHENTICATED";
 // Path of the `slurm-ddp` binary that --ddp=check runs (default: where the package installs it).
 inline constexpr const char* kCheckToolVar = "SLURM_DDP_CHECK_TOOL";
+// Path of the PMIx library to load instead of libpmix.so.2.
+inline constexpr const char* kPmixLibraryVar = "SLURM_DDP_PMIX_LIBRARY";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
 

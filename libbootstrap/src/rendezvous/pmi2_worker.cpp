@@ -19,6 +19,7 @@ struct Pmi2Worker::State {
     std::condition_variable done_cv;
     std::deque<std::shared_ptr<Job>> queue;
     bool stop = false;
+    std::string library;                // "PMI2" or "PMIx", for messages
     std::optional<std::string> wedged;  // why calls are refused, once a call timed out
     std::thread thread;
 };
@@ -45,7 +46,8 @@ void run(std::shared_ptr<Pmi2Worker::State> s) {
 
 }  // namespace
 
-Pmi2Worker::Pmi2Worker() : state_(std::make_shared<State>()) {
+Pmi2Worker::Pmi2Worker(std::string library) : state_(std::make_shared<State>()) {
+    state_->library = std::move(library);
     state_->thread = std::thread(run, state_);
 }
 
@@ -70,7 +72,8 @@ Result<int> Pmi2Worker::call(std::function<int()> fn,
     job->fn = std::move(fn);
     std::unique_lock<std::mutex> lock(state_->mu);
     if (state_->wedged) {
-        return make_error(Errc::timeout, "PMI2 is unusable in this process: " + *state_->wedged);
+        return make_error(Errc::timeout,
+                          state_->library + " is unusable in this process: " + *state_->wedged);
     }
     state_->queue.push_back(job);
     state_->cv.notify_all();

@@ -23,9 +23,11 @@
 
 namespace sddp {
 
+// The PMIx transport uses the same worker (PMIx_Fence blocks the same way); `library` names the
+// library in the error every later call gets ("PMI2", "PMIx").
 class Pmi2Worker {
   public:
-    Pmi2Worker();
+    explicit Pmi2Worker(std::string library = "PMI2");
     ~Pmi2Worker();
     Pmi2Worker(const Pmi2Worker&) = delete;
     Pmi2Worker& operator=(const Pmi2Worker&) = delete;

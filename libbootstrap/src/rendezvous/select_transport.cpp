@@ -4,6 +4,7 @@
 #include "core/numbers.hpp"
 #include "core/secret_policy.hpp"
 #include "rendezvous/pmi2_transport.hpp"
+#include "rendezvous/pmix_transport.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
 namespace sddp {
@@ -18,7 +19,7 @@ Status need_master(const RendezvousConfig& cfg, std::string_view why) {
                       "the TCP rendezvous (" + std::string(why) + ") needs " + missing +
                           " (rank 0's host and a free port) and they are not set; export them, "
                           "pass them as options, launch with srun --ddp (which sets them), or "
-                          "use srun --mpi=pmi2 for the PMI2 transport");
+                          "use srun --mpi=pmi2 or --mpi=pmix for a transport without a port");
 }
 
 Result<std::unique_ptr<Transport>> tcp(const RendezvousConfig& cfg, std::string_view why,
@@ -40,13 +41,16 @@ Result<TransportChoice> resolve_transport_choice(TransportChoice option, const E
     if (!v || v->empty() || *v == "auto") return TransportChoice::automatic;
     if (*v == "tcp") return TransportChoice::tcp;
     if (*v == "pmi2") return TransportChoice::pmi2;
+    if (*v == "pmix") return TransportChoice::pmix;
     return make_error(Errc::invalid_input, std::string(contract::kTransportVar) + "=" +
                                                quote_value(*v) +
-                                               " is not a transport; use auto, tcp or pmi2");
+                                               " is not a transport; use auto, tcp, pmi2 or pmix");
 }
 
 TransportChoice auto_transport(const EnvLookup& env) {
-    return pmi2_environment(env) ? TransportChoice::pmi2 : TransportChoice::tcp;
+    if (pmi2_environment(env)) return TransportChoice::pmi2;
+    if (pmix_environment(env)) return TransportChoice::pmix;
+    return TransportChoice::tcp;
 }
 
 Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
@@ -65,16 +69,31 @@ Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
                                       std::string(contract::kTransportVar) + "=tcp");
             }
             return make_pmi2_transport(cfg, env);
+        case TransportChoice::pmix:
+            if (!pmix_environment(env)) {
+                return make_error(Errc::unsupported,
+                                  "the PMIx transport was requested but this task was not started "
+                                  "by srun --mpi=pmix (PMIX_RANK, PMIX_NAMESPACE or "
+                                  "PMIX_SERVER_URI* unset); launch with srun --mpi=pmix or use " +
+                                      std::string(contract::kTransportVar) + "=tcp");
+            }
+            return make_pmix_transport(cfg, env);
         case TransportChoice::automatic:
             break;
     }
-    if (auto_transport(env) == TransportChoice::pmi2) {
-        auto t = make_pmi2_transport(cfg, env);
-        // Only a missing library falls back: any other PMI2 failure is real and reported.
+    // Only a missing library falls back: any other PMI2/PMIx failure is real and reported.
+    const auto fallback = [&](Result<std::unique_ptr<Transport>> t, std::string_view why) {
         if (t || t.error().code != Errc::unsupported || !need_master(cfg, "").ok()) return t;
-        return tcp(cfg, "libpmi2 is not available", env);
+        return tcp(cfg, why, env);
+    };
+    switch (auto_transport(env)) {
+        case TransportChoice::pmi2:
+            return fallback(make_pmi2_transport(cfg, env), "libpmi2 is not available");
+        case TransportChoice::pmix:
+            return fallback(make_pmix_transport(cfg, env), "libpmix is not available");
+        default:
+            return tcp(cfg, "no srun --mpi=pmi2 or --mpi=pmix environment", env);
     }
-    return tcp(cfg, "no srun --mpi=pmi2 environment", env);
 }
 
 }  // namespace sddp

@@ -1,10 +1,10 @@
 // Which rendezvous transport a rank uses.
 //
-// auto: PMI2 under `srun --mpi=pmi2` (no port to agree on, nothing to listen on), else TCP.
-// SLURM_DDP_TRANSPORT=tcp|pmi2 (or the API option) forces one; a forced transport that cannot
-// work is an error, never a silent fallback. Auto falls back from PMI2 to TCP only when the PMI2
-// library is missing and MASTER_ADDR/MASTER_PORT are known. Every rank decides from the same
-// kind of environment, so all ranks of a step pick the same transport.
+// auto: PMI2 under `srun --mpi=pmi2`, PMIx under `srun --mpi=pmix` (no port to agree on, nothing
+// to listen on), else TCP. SLURM_DDP_TRANSPORT=tcp|pmi2|pmix (or the API option) forces one; a
+// forced transport that cannot work is an error, never a silent fallback. Auto falls back from
+// PMI2/PMIx to TCP only when that library is missing and MASTER_ADDR/MASTER_PORT are known. Every
+// rank decides from the same kind of environment, so all ranks of a step pick the same transport.
 #pragma once
 
 #include <memory>
@@ -17,7 +17,7 @@
 
 namespace sddp {
 
-enum class TransportChoice { automatic, tcp, pmi2 };
+enum class TransportChoice { automatic, tcp, pmi2, pmix };
 
 // The option wins over the environment when it is not automatic. Bad SLURM_DDP_TRANSPORT ->
 // error listing the valid values.
