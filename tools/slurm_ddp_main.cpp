@@ -2,7 +2,7 @@
 //
 //   slurm-ddp hostnames LIST        expand a Slurm host list, one host per line
 //   slurm-ddp task-counts SPEC      expand "2(x3),1", one count per line
-//   slurm-ddp env [--options=OPTS] [--table]
+//   slurm-ddp env [--options=OPTS] [--plugstack=FILE] [--table]
 //                                   print the environment --ddp would give this task
 //                                   (run it as `srun slurm-ddp env`)
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
@@ -14,18 +14,16 @@
 #include <vector>
 
 #include "core/hostlist.hpp"
-#include "core/launch_env.hpp"
-#include "core/layout_table.hpp"
-#include "core/step_facts.hpp"
+#include "core/options.hpp"
 #include "core/task_counts.hpp"
-#include "topology/host_files.hpp"
+#include "env_command.hpp"
 
 namespace {
 
 constexpr const char* kUsage =
     "usage: slurm-ddp hostnames LIST\n"
     "       slurm-ddp task-counts SPEC\n"
-    "       slurm-ddp env [--options=OPTS] [--table]\n"
+    "       slurm-ddp env [--options=OPTS] [--plugstack=FILE] [--table]\n"
     "       slurm-ddp check-options OPTS\n"
     "       slurm-ddp check-options --site ARG...\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
@@ -61,37 +59,6 @@ int cmd_task_counts(const std::vector<std::string>& args) {
     return 0;
 }
 
-int cmd_env(const std::vector<std::string>& args) {
-    std::string options;
-    bool table = false;
-    for (const auto& a : args) {
-        if (a.rfind("--options=", 0) == 0) {
-            options = a.substr(10);
-        } else if (a == "--table") {
-            table = true;
-        } else {
-            return usage_error("env: unknown argument '" + a + "'");
-        }
-    }
-    auto opts = sddp::parse_user_options(options);
-    if (!opts) return bad_input(opts.error());
-    const auto env = sddp::process_env();
-    auto facts = sddp::read_step_facts(env);
-    if (!facts) return bad_input(facts.error());
-
-    const sddp::LaunchContext ctx = sddp::gather_launch_context(env, *facts);
-    auto launch = sddp::derive_launch_env(*facts, *opts, ctx);
-    if (!launch) return bad_input(launch.error());
-    for (const auto& v : launch->vars) std::cout << v.name << "=" << v.value << "\n";
-    if (table) {
-        const auto visible = env("CUDA_VISIBLE_DEVICES");
-        std::cout << sddp::format_layout_table(*facts, *launch, *opts, [&](std::uint32_t) {
-            return visible ? "CUDA_VISIBLE_DEVICES=" + *visible : std::string("none");
-        });
-    }
-    return 0;
-}
-
 int cmd_check_options(const std::vector<std::string>& args) {
     if (!args.empty() && args[0] == "--site") {
         auto site = sddp::parse_site_arguments({args.begin() + 1, args.end()});
@@ -119,7 +86,7 @@ int run(int argc, char** argv) {
     }
     if (cmd == "hostnames") return cmd_hostnames(args);
     if (cmd == "task-counts") return cmd_task_counts(args);
-    if (cmd == "env") return cmd_env(args);
+    if (cmd == "env") return sddp::cli::run_env_command(args);
     if (cmd == "check-options") return cmd_check_options(args);
     return usage_error("unknown command '" + cmd + "'");
 }

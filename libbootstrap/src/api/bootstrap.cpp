@@ -4,10 +4,10 @@
 
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
-#include "api/self_transport.hpp"
 #include "core/preflight.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
+#include "rendezvous/self_transport.hpp"
 
 namespace sddp::api {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include "topology/host_files.hpp"
+#include "os/host_files.hpp"
 
 namespace sddp::api {
 std::string host_name() {

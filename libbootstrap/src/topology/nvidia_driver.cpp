@@ -1,6 +1,6 @@
 #include "topology/nvidia_driver.hpp"
 
-#include "topology/host_files.hpp"
+#include "os/host_files.hpp"
 
 #include <dirent.h>
 

@@ -1,4 +1,4 @@
-#include "topology/host_files.hpp"
+#include "os/host_files.hpp"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -6,8 +6,8 @@
 
 #include "rendezvous/transport.hpp"
 
-namespace sddp::api {
+namespace sddp {
 
 std::unique_ptr<Transport> make_self_transport();
 
-}  // namespace sddp::api
+}  // namespace sddp

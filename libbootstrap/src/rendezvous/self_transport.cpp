@@ -1,6 +1,6 @@
-#include "api/self_transport.hpp"
+#include "rendezvous/self_transport.hpp"
 
-namespace sddp::api {
+namespace sddp {
 namespace {
 
 class SelfTransport final : public Transport {
@@ -31,4 +31,4 @@ std::unique_ptr<Transport> make_self_transport() {
     return std::make_unique<SelfTransport>();
 }
 
-}  // namespace sddp::api
+}  // namespace sddp

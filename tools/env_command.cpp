@@ -1,0 +1,110 @@
+#include "env_command.hpp"
+
+#include <glob.h>
+
+#include <iostream>
+#include <optional>
+
+#include "core/options.hpp"
+#include "core/plugstack.hpp"
+#include "core/step_facts.hpp"
+#include "core/task_env.hpp"
+#include "os/host_files.hpp"
+#include "topology/task_host_facts.hpp"
+
+namespace sddp::cli {
+namespace {
+
+constexpr std::size_t kMaxPlugstackBytes = 1 << 20;
+constexpr int kMaxIncludeDepth = 4;  // Slurm itself does not nest deeper in practice
+
+int bad_input(const std::string& message) {
+    std::cerr << "slurm-ddp: error: " << message << "\n";
+    return 1;
+}
+
+// The plugin's arguments from `path` and the files it includes, in Slurm's order: the file's own
+// line first, then each include pattern's files in sorted order.
+std::optional<std::vector<std::string>> plugin_arguments(const std::string& path, int depth,
+                                                         std::string* why) {
+    auto text = read_small_file(path, kMaxPlugstackBytes);
+    if (!text) {
+        if (depth == 0) *why = "cannot read " + path;
+        return std::nullopt;
+    }
+    const PlugstackScan scan = scan_plugstack(*text);
+    if (scan.plugin_args) return scan.plugin_args;
+    if (depth >= kMaxIncludeDepth) return std::nullopt;
+    for (const auto& pattern : scan.includes) {
+        glob_t g{};
+        if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+            for (std::size_t i = 0; i < g.gl_pathc; ++i) {
+                if (auto args = plugin_arguments(g.gl_pathv[i], depth + 1, why)) {
+                    ::globfree(&g);
+                    return args;
+                }
+            }
+        }
+        ::globfree(&g);
+    }
+    if (why->empty()) *why = "no line naming " + std::string(kPluginFileName) + " in " + path;
+    return std::nullopt;
+}
+
+}  // namespace
+
+int run_env_command(const std::vector<std::string>& args) {
+    std::string options;
+    std::optional<std::string> plugstack;
+    bool table = false;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        if (a.rfind("--options=", 0) == 0) {
+            options = a.substr(10);
+        } else if (a.rfind("--plugstack=", 0) == 0) {
+            plugstack = a.substr(12);
+        } else if (a == "--plugstack" && i + 1 < args.size()) {
+            plugstack = args[++i];
+        } else if (a == "--table") {
+            table = true;
+        } else {
+            std::cerr << "slurm-ddp: env: unknown argument '" << a << "'\n";
+            return 2;
+        }
+    }
+    std::string why;
+    auto site_args = plugin_arguments(plugstack.value_or(kDefaultPlugstack), 0, &why);
+    if (!site_args) {
+        // A named file must work; Slurm's default may simply not mention the plugin (a login
+        // node without it): then the printout shows the built-in defaults and says so.
+        if (plugstack) return bad_input(why + " (--plugstack)");
+        std::cerr << "slurm-ddp: note: " << why
+                  << "; site defaults not applied (name the file with --plugstack=FILE)\n";
+    }
+    auto site = parse_site_arguments(site_args.value_or(std::vector<std::string>{}));
+    if (!site) return bad_input(site.error().message);
+    auto user = parse_user_options(options);
+    if (!user) return bad_input(user.error().message);
+    const DdpOptions opts = merge_options(*site, *user);
+
+    const EnvLookup env = process_env();
+    auto facts = read_step_facts(env);
+    if (!facts) return bad_input(facts.error().message);
+    std::string note;
+    // A running task cannot see its step's GPU lists before Slurm narrowed them: an empty
+    // lookup, so a narrowed step shows the task's own lists (the README says so).
+    const TaskHostFacts host = gather_task_host_facts(
+        env, *facts, opts, [](std::string_view) { return std::optional<std::string>(); }, &note);
+    auto task =
+        derive_task_env(env, opts, *facts, host, table ? TableWanted::always : TableWanted::never);
+    if (!task) return bad_input(task.error().message);
+    for (const auto& v : task->vars) {
+        // What the plugin leaves alone (a value the user exported) is not what it sets.
+        if (v.keep_existing && env(v.name)) continue;
+        std::cout << v.name << "=" << v.value << "\n";
+    }
+    if (table) std::cout << task->table;
+    return 0;
+}
+
+}  // namespace sddp::cli

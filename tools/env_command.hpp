@@ -1,0 +1,17 @@
+// `slurm-ddp env`: the environment `srun --ddp` gives this task, computed by the same pipeline
+// the plugin runs (core/task_env), with the site's plugin arguments read from plugstack.conf.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace sddp::cli {
+
+// Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
+int run_env_command(const std::vector<std::string>& args);
+
+// Where `slurm-ddp env` looks for the plugin's line unless --plugstack names a file: Slurm's own
+// default, which includes the site's snippets.
+inline constexpr const char* kDefaultPlugstack = "/etc/slurm/plugstack.conf";
+
+}  // namespace sddp::cli
