@@ -14,6 +14,7 @@
 #include "core/port_block.hpp"
 #include "core/rank_order.hpp"
 #include "core/step_facts.hpp"
+#include "core/task_env.hpp"
 
 using namespace sddp;
 
@@ -256,8 +257,7 @@ TEST(Launcher, RefusedWithTwoTasksOnANode) {
     ASSERT_TRUE(e.ok());
     auto l = derive_launcher_env(f, *e, o, std::nullopt);
     ASSERT_FALSE(l.ok());
-    EXPECT_NE(l.error().message.find("'n2' runs 2 tasks"), std::string::npos)
-        << l.error().message;
+    EXPECT_NE(l.error().message.find("'n2' runs 2 tasks"), std::string::npos) << l.error().message;
     EXPECT_NE(l.error().message.find("--ntasks-per-node=1"), std::string::npos);
 }
 
@@ -341,4 +341,55 @@ TEST(NetHints, PeerAndInterface) {
     ASSERT_EQ(g.size(), 1u);
     EXPECT_EQ(g[0].name, "GLOO_SOCKET_IFNAME");
     EXPECT_TRUE(g[0].keep_existing);
+}
+
+// ---- wired into derive_task_env (what the plugin and slurm-ddp env both call) -------------------
+
+TEST(TrainerTaskEnv, LauncherGetsTheNodesGpusAndNoPerTaskBinding) {
+    // srun --ddp=launcher -N2 --ntasks-per-node=1 --gpus-per-task=1 on 4-GPU nodes: Slurm narrowed
+    // the task to GPU 2; the step had 0-3 on the node.
+    auto v = task(1, 0, 1, 2, "n[1-2]", 2, "1(x2)", "n2");
+    v["CUDA_VISIBLE_DEVICES"] = "2";
+    v["SLURM_STEP_GPUS"] = "2";
+    v["SLURM_GPUS_ON_NODE"] = "4";
+    TaskHostFacts host;
+    host.step_gpu_env =
+        map_env({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}, {"SLURM_STEP_GPUS", "0,1,2,3"}});
+    host.task_cpus = std::vector<int>{0, 1, 2, 3};
+    const EnvLookup env = map_env(v);
+    auto t = derive_task_env(env, opts_of("launcher,torchelastic,verbose"), facts_of(v), host,
+                             TableWanted::always);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto m = as_map(t->vars);
+    EXPECT_TRUE(t->launcher);
+    EXPECT_EQ(m["CUDA_VISIBLE_DEVICES"], "0,1,2,3");
+    EXPECT_EQ(m["PET_NPROC_PER_NODE"], "4");
+    EXPECT_EQ(m["PET_NODE_RANK"], "1");
+    EXPECT_EQ(m.count("SLURM_DDP_DEVICE"), 0u);
+    EXPECT_EQ(m.count("OMP_NUM_THREADS"), 0u);
+    EXPECT_EQ(m.count("RANK"), 0u);
+    EXPECT_EQ(m["TORCHELASTIC_RUN_ID"], "1234.3");
+    EXPECT_EQ(m["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "1");
+    EXPECT_NE(t->table.find("launcher: PET_NNODES=2 PET_NPROC_PER_NODE=4 (gpus)"),
+              std::string::npos)
+        << t->table;
+}
+
+TEST(TrainerTaskEnv, DebugAndGlooHintsReachTheVariablesAndTheTable) {
+    auto v = task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    v["SLURM_SUBMIT_DIR"] = "/home/u";
+    TaskHostFacts host;
+    host.gloo_ifname = "eth0";
+    const EnvLookup env = map_env(v);
+    auto t = derive_task_env(env, opts_of("debug,net-hints,verbose"), facts_of(v), host);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    auto m = as_map(t->vars);
+    EXPECT_EQ(t->debug_dir, "/home/u/slurm-ddp-debug/1234.3");
+    EXPECT_EQ(m["GLOO_SOCKET_IFNAME"], "eth0");
+    EXPECT_EQ(m["NCCL_DEBUG_FILE"], "/home/u/slurm-ddp-debug/1234.3/nccl.rank0.log");
+    EXPECT_NE(t->table.find("debug: NCCL/torch diagnostics in /home/u/slurm-ddp-debug/1234.3"),
+              std::string::npos)
+        << t->table;
+    EXPECT_FALSE(t->launcher);
+    EXPECT_EQ(m["RANK"], "0");
 }

@@ -1,4 +1,4 @@
-#include "topology/make_dirs.hpp"
+#include "os/make_dirs.hpp"
 
 #include <sys/stat.h>
 

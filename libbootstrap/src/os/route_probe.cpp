@@ -1,4 +1,4 @@
-#include "topology/route_probe.hpp"
+#include "os/route_probe.hpp"
 
 #include <arpa/inet.h>
 #include <ifaddrs.h>
