@@ -66,9 +66,7 @@ Result<LauncherEnv> derive_launcher_env(const StepFacts& f, const LaunchEnv& lau
 
 std::optional<std::uint32_t> gpu_list_count(const std::optional<std::string>& list) {
     if (!list || list->empty()) return std::nullopt;
-    std::uint32_t n = 1;
-    for (char c : *list) n += c == ',' ? 1 : 0;
-    return n;
+    return static_cast<std::uint32_t>(1 + std::count(list->begin(), list->end(), ','));
 }
 
 std::vector<EnvAssignment> launcher_gpu_env(const std::optional<std::string>& step_visible,

@@ -8,7 +8,8 @@
 //      run of consecutive ports; fewer is an error that names --resv-ports=K;
 //   3. otherwise the site's range (ephemeral ports cut out) is cut into slots of K ports; the
 //      slot is a mixed hash of the job id (congruent ids land far apart) plus the step id (steps
-//      of one job take neighbouring slots, hence disjoint blocks).
+//      of one job take neighbouring slots, hence disjoint blocks
+//      when they use the same K).
 // A MASTER_PORT the user exported starts the block too (port source "user").
 #pragma once
 

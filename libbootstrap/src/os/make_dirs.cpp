@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 namespace sddp {
 
@@ -15,8 +16,11 @@ Status make_directories(const std::string& path) {
         const std::string prefix = path.substr(0, pos);
         if (::mkdir(prefix.c_str(), 0777) != 0 && errno != EEXIST) {
             const int err = errno;
-            return make_error(Errc::io, "cannot create directory " + prefix + " (for " + path +
-                                            "): " + std::strerror(err));
+            std::string what = "cannot create directory ";
+            what += prefix;
+            what += " (for " + path + "): ";
+            what += std::strerror(err);
+            return make_error(Errc::io, std::move(what));
         }
         if (pos == std::string::npos) break;
     }
