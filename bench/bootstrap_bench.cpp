@@ -1,5 +1,5 @@
 // bootstrap_bench: how long the rendezvous takes to hand a 128-byte NCCL unique id to N local
-// ranks and to finish a preflight-like allgather of a 64-byte record per rank (issue 6).
+// ranks and to finish a preflight-like allgather of a 64-byte record per rank.
 //
 // Method (the same for every variant, and for bench/tcpstore_bench.py and bench/mpi_bcast.c as
 // far as each allows): the parent initialises everything, forks N children, and waits until
@@ -55,7 +55,7 @@
 #include <string>
 #include <vector>
 
-#include "core/hmac_sha256.hpp"
+#include "os/random_bytes.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
@@ -533,7 +533,8 @@ int main(int argc, char** argv) {
                     job.preflight = v == "ours-preflight";
                     job.port = free_port();
                     auto sec = sddp::random_bytes(32);
-                    job.secret = sec.ok() ? *sec : std::string(32, 'k');
+                    job.secret =
+                        sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
                     job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." +
                                    std::to_string(n) + "." + std::to_string(rep);
                     body = [job](int rank, Slot& s) { run_ours(job, rank, s); };

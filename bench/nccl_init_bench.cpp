@@ -1,5 +1,5 @@
 // nccl_init_bench: time from process start to a ready one-rank NCCL communicator, through the
-// library (sddp_init) versus calling CUDA and NCCL directly: the library's overhead (issue 6).
+// library (sddp_init) versus calling CUDA and NCCL directly: the library's overhead.
 //
 // Method: every repetition is a FRESH process, so that loading libcudart/libnccl, creating the
 // CUDA context and initialising NCCL are counted each time, as a trainer pays them once per

@@ -1,6 +1,12 @@
 #!/bin/bash
-# Step-launch overhead of --ddp: `srun -n N true` with and without --ddp on the local cluster,
-# interleaved (so drift hits both alike), REPS times each; prints median, spread and the ratio.
+# Step-launch overhead of the plugin on the local cluster, three arms interleaved (so drift hits
+# all alike), REPS times each, in this order per repetition:
+#   none   `srun -n N true` with plugstack.conf emptied (a site without the plugin)
+#   plain  `srun -n N true` with the plugin loaded (what every step pays once it is installed)
+#   ddp    `srun --ddp -n N true`
+# prints median and spread per arm and the ratios plain/none, ddp/none, ddp/plain. The "none"
+# arm rewrites plugstack.conf (atomically; srun and slurmstepd reread it per step) before its
+# launch and restores it after, outside the timed region; ARMS="plain ddp" leaves it alone.
 #
 # Then the plugin's own time, measured inside its hooks: every --ddp task logs one line
 #   slurm-ddp: task R: plugin time init A us, option B us, user_init C us, task_init D us (total T us, cpu U us)
@@ -10,8 +16,8 @@
 # SlurmdDebug=verbose, so bring the cluster up with cluster.sh's SLURM_DEBUG knob:
 #   SLURM_DEBUG=verbose bash tests/cluster/cluster.sh up
 #   bash bench/plugin_overhead.sh            # N = 1 2 8 16 (the 2x8-CPU cluster's capacity)
-#   REPS=50 NS="1 16" SRUN_REPS=10 bash bench/plugin_overhead.sh
-#   RAW=/tmp/launch.txt bash bench/plugin_overhead.sh   # also append "N plain|ddp SECONDS" lines
+#   REPS=50 NS="1 16" SRUN_REPS=10 ARMS="plain ddp" bash bench/plugin_overhead.sh
+#   RAW=/tmp/launch.txt bash bench/plugin_overhead.sh   # also append "N ARM SECONDS" lines
 #                                                       # in run order (pairs: same position)
 set -euo pipefail
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
@@ -21,9 +27,19 @@ REPS=${REPS:-100}
 NS=${NS:-"1 2 8 16"}
 SRUN_REPS=${SRUN_REPS:-20}
 RAW=${RAW:-}
+ARMS=${ARMS:-"none plain ddp"}
 # The launch times always go to a file too: bench/ratio_ci.py turns them into an interval.
 SAMPLES=$(mktemp /tmp/sddp-launch-samples.XXXXXX)
-trap 'rm -f "$SAMPLES"' EXIT
+PLUGSTACK=$SDDP_CLUSTER_DIR/plugstack.conf
+WITH_PLUGIN=$(cat "$PLUGSTACK")
+if ! grep -q '^[^#]*spank_ddp' <<<"$WITH_PLUGIN"; then
+    echo "plugin_overhead.sh: $PLUGSTACK does not load spank_ddp.so; bring the cluster up with the plugin" >&2
+    exit 1
+fi
+# Atomic, as cluster.sh writes it: srun may read plugstack.conf at any moment.
+set_plugstack() { local tmp; tmp=$(mktemp "$PLUGSTACK.XXXXXX"); printf '%s\n' "$1" >"$tmp"; chmod 0644 "$tmp"; mv -f "$tmp" "$PLUGSTACK"; }
+trap 'set_plugstack "$WITH_PLUGIN"; rm -f "$SAMPLES"' EXIT
+has_arm() { [[ " $ARMS " == *" $1 "* ]]; }
 LOGS=("$SDDP_CLUSTER_DIR"/log/slurmd-*.log)
 [[ -e ${LOGS[0]} ]] || LOGS=()
 HOOKS="init option user_init task_init total cpu"
@@ -58,27 +74,42 @@ hook_values() {
 hook_stat() { awk -v h="$1" '$1 == h { print $2 }' | percentiles 1 0 | awk '{ print $1 "/" $3 }'; }
 
 declare -A ddp_median timing
-printf '%-6s %-28s %-28s %s\n' N "plain srun: median (p10-p90)" "srun --ddp: median (p10-p90)" "ratio"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "") print "-"; else printf "%.3f", a / b }'; }
+printf '%-4s %-26s %-26s %-26s %-10s %-10s %s\n' N "no plugin: median (p10-p90)" \
+    "plain srun: median (p10-p90)" "srun --ddp: median (p10-p90)" plain/none ddp/none ddp/plain
 for n in $NS; do
     nodes=$((n > 1 ? 2 : 1))
-    plain=""
-    ddp=""
+    declare -A runs=([none]="" [plain]="" [ddp]="")
     mapfile -t before < <(log_sizes)
     for _ in $(seq "$REPS"); do
-        plain+="$(timed srun -N"$nodes" -n"$n" true)"$'\n'
-        ddp+="$(timed srun --ddp -N"$nodes" -n"$n" true)"$'\n'
+        if has_arm none; then
+            set_plugstack "# emptied by bench/plugin_overhead.sh (arm: none)"
+            runs[none]+="$(timed srun -N"$nodes" -n"$n" true)"$'\n'
+            set_plugstack "$WITH_PLUGIN"
+        fi
+        if has_arm plain; then runs[plain]+="$(timed srun -N"$nodes" -n"$n" true)"$'\n'; fi
+        if has_arm ddp; then runs[ddp]+="$(timed srun --ddp -N"$nodes" -n"$n" true)"$'\n'; fi
     done
     timing[$n]=$(new_lines "${before[@]}" | grep -E 'slurm-ddp: task [0-9]+: plugin time' || true)
-    read -r pm p10 p90 <<<"$(grep . <<<"$plain" | stats)"
-    read -r dm d10 d90 <<<"$(grep . <<<"$ddp" | stats)"
-    ddp_median[$n]=$dm
-    { grep . <<<"$plain" | sed "s/^/$n plain /"; grep . <<<"$ddp" | sed "s/^/$n ddp /"; } >>"$SAMPLES"
-    printf '%-6s %-28s %-28s %.3f\n' "$n" "$pm ms ($p10-$p90)" "$dm ms ($d10-$d90)" "$(awk -v a="$dm" -v b="$pm" 'BEGIN { print a / b }')"
+    declare -A med=() cell=()
+    for arm in none plain ddp; do
+        cell[$arm]="-"
+        med[$arm]=""
+        [ -n "${runs[$arm]}" ] || continue
+        read -r m p10 p90 <<<"$(grep . <<<"${runs[$arm]}" | stats)"
+        med[$arm]=$m
+        cell[$arm]="$m ms ($p10-$p90)"
+        grep . <<<"${runs[$arm]}" | sed "s/^/$n $arm /" >>"$SAMPLES"
+    done
+    ddp_median[$n]=${med[ddp]}
+    printf '%-4s %-26s %-26s %-26s %-10s %-10s %s\n' "$n" "${cell[none]}" "${cell[plain]}" "${cell[ddp]}" \
+        "$(ratio "${med[plain]}" "${med[none]}")" "$(ratio "${med[ddp]}" "${med[none]}")" \
+        "$(ratio "${med[ddp]}" "${med[plain]}")"
 done
-echo "($REPS interleaved repetitions each; $(nproc) cores; cluster: $SDDP_CLUSTER_NODELIST)"
+echo "($REPS interleaved repetitions each of: $ARMS; $(nproc) cores; cluster: $SDDP_CLUSTER_NODELIST)"
 [[ -z $RAW ]] || cat "$SAMPLES" >>"$RAW"
 echo
-echo "how well this run resolves the ratio (bench/ratio_ci.py; the goal is < 1.02):"
+echo "how well this run resolves the ratios (bench/ratio_ci.py; the goal is < 1.02):"
 python3 "$(dirname "$0")/ratio_ci.py" "$SAMPLES"
 
 echo

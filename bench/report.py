@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Merges the RESULT lines of bootstrap_bench / tcpstore_bench.py and the MPIRUN lines of
-mpi_bcast into one Markdown table with ratios (issue 6). No dependencies.
+mpi_bcast into one Markdown table with ratios. No dependencies.
 
     python3 bench/report.py results.txt [more.txt ...]
 
@@ -129,7 +129,7 @@ def main():
         o, fl, t, ta, op = (res.get((k, big)) for k in
                             (ours, "floor", "tcpstore", "tcpstore-agent", "ours-preflight"))
         print()
-        print("Goals at N=%d (issue 6; the goal is stated for the id, the rest is context):" % big)
+        print("Goals at N=%d (the goal is stated for the id, the rest is context):" % big)
         for name, other in (("TCPStore", t), ("TCPStore-agent", ta)):
             for what, mine, key in (("id", o, "id"), ("allgather", o, "ag"),
                                     ("id + preflight vs its id + allgather", op, "ag")):

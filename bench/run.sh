@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bootstrap benchmarks (issue 6): builds the benchmarks if needed, runs ours / the floor /
+# Bootstrap benchmarks: builds the benchmarks if needed, runs ours / the floor /
 # PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios;
 # then, where a GPU is visible, exec -> ready one-rank NCCL communicator through the library
 # versus CUDA + NCCL called directly (nccl_init_bench).

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Scale model of the bootstrap (issue 6): time to hand the 128-byte NCCL id to every rank and to
+"""Scale model of the bootstrap: time to hand the 128-byte NCCL id to every rank and to
 finish the preflight at 10k and 100k ranks, for
 
   ours      two-level TCP rendezvous as implemented: node leaders (local rank 0, 8 ranks per node)
@@ -278,7 +278,7 @@ def main():
     ap.add_argument("--ranks-per-node", type=int, default=8)
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 2,
                     help="cores of the machine that produced the results")
-    ap.add_argument("--goal", type=float, default=5.0, help="seconds (issue 6)")
+    ap.add_argument("--goal", type=float, default=5.0, help="seconds")
     a = ap.parse_args()
     pts = load(a.results)
     cal = calibrate(pts, a.cores)

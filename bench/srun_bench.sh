@@ -1,5 +1,5 @@
 #!/bin/bash
-# Real-launch bootstrap benchmark (issue 6): the library under `srun --ddp` on the local Slurm
+# Real-launch bootstrap benchmark: the library under `srun --ddp` on the local Slurm
 # cluster, over TCP (the plugin's MASTER_ADDR/MASTER_PORT and per-step secret) and over PMI2
 # (`srun --ddp --mpi=pmi2`: no port, Slurm's key-value space). Every task sleeps until a common
 # start time, then runs sddp_init (no NCCL: identity, rendezvous, preflight) and a 128-byte

@@ -1,4 +1,4 @@
-/* srun_rank: one task of the real-launch bootstrap benchmark (bench/srun_bench.sh, issue 6).
+/* srun_rank: one task of the real-launch bootstrap benchmark (bench/srun_bench.sh).
  *
  * Started by `srun --ddp [--mpi=pmi2] -n N`, every task sleeps until the common start time
  * SDDP_BENCH_START (CLOCK_REALTIME seconds; every "node" of the local cluster shares this host's

@@ -5,11 +5,18 @@
 #
 #   sudo bash scripts/test.sh            # everything
 #   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration valgrind asan tsan fuzz bench
+#   BUILD_DIR=build-x CMAKE_ARGS="-DSDDP_WITH_NCCL=OFF" PHASES="build unit" bash scripts/test.sh
+#
+# Each ctest phase prints how many tests ran, passed, skipped and failed, and fails if a test label
+# it expects has no test (e.g. the plugin's tests when slurm/spank.h is missing) or if every test
+# it ran skipped. The last line is "all phases passed: ..." (exit 0) or "FAILED phases: ..." (exit 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
 PHASES=${PHASES:-"deps build unit integration valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
+BUILD_DIR=${BUILD_DIR:-build}  # the main build (build, unit, integration, valgrind phases)
+CMAKE_ARGS=${CMAKE_ARGS:-}     # extra configure arguments for the main build
 has() { [[ " $PHASES " == *" $1 "* ]]; }
 t0=$SECONDS
 phase() { echo; echo "=== $* (+$((SECONDS - t0))s)"; }
@@ -22,28 +29,61 @@ fi
 
 if has build; then
     phase "build (RelWithDebInfo)"
-    cmake -S . -B build -DSDDP_BUILD_EXAMPLES=ON >/dev/null
-    cmake --build build -j"$JOBS"
+    # shellcheck disable=SC2086 # CMAKE_ARGS is a list of arguments
+    cmake -S . -B "$BUILD_DIR" -DSDDP_BUILD_EXAMPLES=ON $CMAKE_ARGS >/dev/null
+    cmake --build "$BUILD_DIR" -j"$JOBS"
 fi
 
-run_ctest() {  # run_ctest NAME BUILD_DIR CTEST_ARGS...
-    local name=$1 dir=$2; shift 2
-    if ! ctest --test-dir "$dir" --output-on-failure --timeout 300 "$@"; then failed+=("$name"); fi
+summary=()
+all_passed=0 all_failed=0 all_skipped=0
+# run_ctest NAME BUILD_DIR "EXPECTED LABELS" CTEST_ARGS...
+# A phase fails when a label it expects has no test registered in BUILD_DIR (e.g. the plugin's
+# tests vanish when slurm/spank.h is missing), when its selection is empty, when a test fails,
+# or when every test it ran skipped: a phase that tested nothing has not passed.
+run_ctest() {
+    local name=$1 dir=$2 labels=$3 label log n total passed skipped nfailed rc=0
+    shift 3
+    local problems=()
+    for label in $labels; do
+        n=$(ctest --test-dir "$dir" -N -L "^${label}\$" | sed -n 's/^Total Tests: *//p')
+        if [ "${n:-0}" -eq 0 ]; then problems+=("no test labelled '$label' is registered in $dir"); fi
+    done
+    log=$(mktemp)
+    ctest --test-dir "$dir" --output-on-failure --no-tests=error --timeout 300 "$@" 2>&1 |
+        tee "$log" || rc=$?
+    # One result line per test: "  3/42 Test  #3: name ....   Passed    0.01 sec".
+    total=$(grep -cE '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" || true)
+    passed=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" | grep -cE ' Passed +[0-9.]+ sec' || true)
+    skipped=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" | grep -cF '***Skipped' || true)
+    nfailed=$((total - passed - skipped))
+    all_passed=$((all_passed + passed)) all_failed=$((all_failed + nfailed)) all_skipped=$((all_skipped + skipped))
+    rm -f "$log"
+    [ "$rc" -eq 0 ] || problems+=("ctest exited with status $rc")
+    if [ "$total" -gt 0 ] && [ "$skipped" -eq "$total" ]; then problems+=("every test skipped: nothing was tested"); fi
+    local line
+    line=$(printf '%-12s ran %4d, passed %4d, skipped %4d, failed %4d' "$name" "$total" "$passed" "$skipped" "$nfailed")
+    if [ ${#problems[@]} -ne 0 ]; then
+        failed+=("$name")
+        local sep="  FAILED: " p
+        for p in "${problems[@]}"; do line+="$sep$p"; sep="; "; done
+    fi
+    summary+=("$line")
+    echo "phase $line"
 }
 
 if has unit; then
     phase "unit, multi-process and packaging tests"
-    run_ctest unit build -LE 'integration|fuzz|valgrind' -j"$JOBS"
+    run_ctest unit "$BUILD_DIR" "unit plugin multiproc api packaging" -LE 'integration|fuzz|valgrind' -j"$JOBS"
 fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
-    run_ctest integration build -L integration
+    run_ctest integration "$BUILD_DIR" "integration" -L integration
 fi
 
 if has valgrind; then
     phase "valgrind: the plugin's callbacks driven by a stand-in slurmstepd"
-    run_ctest valgrind build -L valgrind
+    run_ctest valgrind "$BUILD_DIR" "valgrind" -L valgrind
 fi
 
 if has asan; then
@@ -53,7 +93,7 @@ if has asan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-asan -j"$JOBS"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan -LE 'integration|fuzz|packaging|gpu|valgrind' -j"$JOBS"
+        run_ctest asan build-asan "unit plugin multiproc api" -LE 'integration|fuzz|packaging|gpu|valgrind' -j"$JOBS"
 fi
 
 if has tsan; then
@@ -63,7 +103,7 @@ if has tsan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-        run_ctest tsan build-tsan -L 'multiproc|api' -j"$JOBS"
+        run_ctest tsan build-tsan "multiproc api" -L 'multiproc|api' -j"$JOBS"
 fi
 
 if has fuzz; then
@@ -71,7 +111,7 @@ if has fuzz; then
     CC=clang CXX=clang++ cmake -S . -B build-fuzz -DSDDP_BUILD_FUZZERS=ON -DSDDP_BUILD_EXAMPLES=OFF \
         -DSDDP_WITH_NCCL=OFF >/dev/null
     cmake --build build-fuzz -j"$JOBS"
-    run_ctest fuzz build-fuzz -L fuzz
+    run_ctest fuzz build-fuzz "fuzz" -L fuzz
 fi
 
 if has bench; then
@@ -85,8 +125,11 @@ if has bench; then
 fi
 
 phase "done"
+if [ ${#summary[@]} -ne 0 ]; then printf '%s\n' "${summary[@]}"; fi
 if [ ${#failed[@]} -ne 0 ]; then
     echo "FAILED phases: ${failed[*]}"
+    echo "tests: $all_passed passed, $all_failed failed, $all_skipped skipped"
     exit 1
 fi
 echo "all phases passed: $PHASES"
+echo "tests: $all_passed passed, $all_failed failed, $all_skipped skipped"

@@ -1,4 +1,4 @@
-// The plugin's own time, measured from inside its hooks (issue 6: plugin overhead).
+// The plugin's own time, measured from inside its hooks.
 //
 // A HookTimer adds the wall time (CLOCK_MONOTONIC) and the CPU time of the calling thread
 // (CLOCK_THREAD_CPUTIME_ID) between its construction and stop()/destruction to a HookTime. It

@@ -1,34 +1,21 @@
 #include "local_context.hpp"
 
-#include <sys/random.h>
-
-#include <array>
-#include <cerrno>
 #include <cstdlib>
 #include <string>
 
+#include "core/contract.hpp"
+#include "os/random_bytes.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 
 namespace sddp::plugin {
 namespace {
 
-// 32 random bytes as hex. getrandom never returns short for <= 256 bytes once the pool is ready.
+// The step's secret, as the tasks read it (core/contract).
 std::optional<std::string> make_secret() {
-    std::array<unsigned char, 32> raw{};
-    ssize_t n = -1;
-    do {
-        n = getrandom(raw.data(), raw.size(), 0);
-    } while (n < 0 && errno == EINTR);
-    if (n != static_cast<ssize_t>(raw.size())) return std::nullopt;
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string hex;
-    hex.reserve(raw.size() * 2);
-    for (unsigned char b : raw) {
-        hex += kHex[b >> 4];
-        hex += kHex[b & 0xf];
-    }
-    return hex;
+    auto raw = random_bytes(contract::kSecretBytes);
+    if (!raw) return std::nullopt;
+    return contract::encode_secret(*raw);
 }
 
 // Shared by srun and sbatch: the options must be valid before anything is launched.
@@ -64,8 +51,8 @@ int on_srun_post_opt(spank_t /*sp*/) {
     }
     // srun's environment is the tasks' environment: the secret reaches every task of this step
     // and no other step (each srun makes its own). spank_setenv works only in remote context.
-    if (::setenv(kSecretVar, secret->c_str(), 1) != 0) {
-        log_error(std::string("cannot set ") + kSecretVar + " in srun's environment");
+    if (::setenv(contract::kSecretVar, secret->c_str(), 1) != 0) {
+        log_error(std::string("cannot set ") + contract::kSecretVar + " in srun's environment");
         return -1;
     }
     return 0;

@@ -11,7 +11,4 @@ int on_srun_post_opt(spank_t sp);
 // slurm_spank_init_post_opt in sbatch/salloc: refuse the submission on bad options.
 int on_allocator_post_opt(spank_t sp);
 
-// Name of the variable that carries the per-step secret (hex) from srun to the tasks.
-inline constexpr const char* kSecretVar = "SLURM_DDP_SECRET";
-
 }  // namespace sddp::plugin

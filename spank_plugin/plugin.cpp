@@ -40,6 +40,7 @@ using sddp::plugin::state;
 
 template <typename F>
 int guarded(const char* hook, F&& body) noexcept {
+    sddp::plugin::use_slurm_log();  // every hook, whatever process and context Slurm loaded us in
     try {
         return body();
     } catch (...) {

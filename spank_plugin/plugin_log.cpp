@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <string>
 
+#include "core/log.hpp"
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
 
@@ -12,23 +13,42 @@ namespace sddp::plugin {
 namespace {
 
 // Slurm's log functions are printf-like: pass the text as an argument, never as the format.
-std::string line(std::string_view msg) {
-    return std::string(kPluginName) + ": " + std::string(msg);
+// Slurm filters by its own verbosity (srun -v, SlurmdDebug), so every level reaches it.
+void slurm_log_sink(LogLevel level, std::string_view message) {
+    const std::string line = std::string(kLogPrefix) + std::string(message);
+    switch (level) {
+        case LogLevel::error:
+            slurm_error("%s", line.c_str());
+            return;
+        case LogLevel::warn:
+            slurm_info("%s", line.c_str());
+            return;
+        case LogLevel::info:
+            slurm_verbose("%s", line.c_str());
+            return;
+        case LogLevel::debug:
+            slurm_debug("%s", line.c_str());
+            return;
+    }
 }
 
 }  // namespace
 
+void use_slurm_log() {
+    set_log_sink(&slurm_log_sink, LogLevel::debug);
+}
+
 void log_error(std::string_view msg) {
-    slurm_error("%s", line(msg).c_str());
+    log(LogLevel::error, msg);
 }
 void log_info(std::string_view msg) {
-    slurm_info("%s", line(msg).c_str());
+    log(LogLevel::warn, msg);
 }
 void log_verbose(std::string_view msg) {
-    slurm_verbose("%s", line(msg).c_str());
+    log(LogLevel::info, msg);
 }
 void log_debug(std::string_view msg) {
-    slurm_debug("%s", line(msg).c_str());
+    log(LogLevel::debug, msg);
 }
 
 void write_task_stderr(std::string_view text) {

@@ -1,6 +1,7 @@
 // Logging from inside Slurm processes.
 //
-// Everything goes through Slurm's own log functions, prefixed with the plugin name, so admins
+// Everything goes through the core's one log sink, which the plugin points at Slurm's own log
+// functions, prefixed "slurm-ddp: ", so admins
 // find it in slurmd/slurmstepd logs. In a task (task_init) the user's terminal is the task's
 // stderr, so errors that stop a --ddp step are also written there: otherwise the user would see
 // only "task launch failed" and have to ask an admin for the slurmd log.
@@ -9,6 +10,10 @@
 #include <string_view>
 
 namespace sddp::plugin {
+
+// Routes the library's log sink (core/log) to Slurm: error -> slurm_error, warn -> slurm_info,
+// info -> slurm_verbose, debug -> slurm_debug. Called first in every process that loads us.
+void use_slurm_log();
 
 void log_error(std::string_view msg);
 void log_info(std::string_view msg);

@@ -10,6 +10,7 @@
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
 #include "os/host_files.hpp"
+#include "os/process_env.hpp"
 #include "topology/task_host_facts.hpp"
 
 namespace sddp::cli {

@@ -5,8 +5,8 @@
 #include <map>
 #include <thread>
 
-#include "api/device_choice.hpp"
 #include "api/settings.hpp"
+#include "core/device_choice.hpp"
 #include "rendezvous/pmi2_codec.hpp"
 #include "rendezvous/pmi2_transport.hpp"
 #include "rendezvous/pmi2_worker.hpp"
@@ -19,30 +19,30 @@ using Vars = std::map<std::string, std::string, std::less<>>;
 }
 
 TEST(DeviceChoice, LocalRankIndexesVisibleDevices) {
-    api::DeviceChoiceInput in;
+    DeviceChoiceInput in;
     in.local_rank = 3;
     in.device_count = 4;
-    auto d = api::choose_device(in);
+    auto d = choose_device(in);
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(*d, 3);
 }
 
 TEST(DeviceChoice, SlurmDdpDeviceWins) {
-    api::DeviceChoiceInput in;
+    DeviceChoiceInput in;
     in.local_rank = 3;
     in.ddp_device = 0;
     in.device_count = 1;
-    auto d = api::choose_device(in);
+    auto d = choose_device(in);
     ASSERT_TRUE(d.ok());
     EXPECT_EQ(*d, 0);
 }
 
 TEST(DeviceChoice, InvalidOrdinalExplained) {
-    api::DeviceChoiceInput in;
+    DeviceChoiceInput in;
     in.local_rank = 2;
     in.device_count = 2;
     in.visible_devices = "0,1";
-    auto d = api::choose_device(in);
+    auto d = choose_device(in);
     ASSERT_FALSE(d.ok());
     const auto& m = d.error().message;
     EXPECT_NE(m.find("LOCAL_RANK=2"), std::string::npos) << m;
@@ -52,18 +52,18 @@ TEST(DeviceChoice, InvalidOrdinalExplained) {
 }
 
 TEST(DeviceChoice, NoDevice) {
-    api::DeviceChoiceInput in;
-    auto d = api::choose_device(in);
+    DeviceChoiceInput in;
+    auto d = choose_device(in);
     ASSERT_FALSE(d.ok());
     EXPECT_NE(d.error().message.find("no CUDA device is visible"), std::string::npos);
     EXPECT_NE(d.error().message.find("CUDA_VISIBLE_DEVICES unset"), std::string::npos);
 }
 
 TEST(DeviceChoice, SlurmDdpDeviceOutOfRange) {
-    api::DeviceChoiceInput in;
+    DeviceChoiceInput in;
     in.ddp_device = 1;
     in.device_count = 1;
-    auto d = api::choose_device(in);
+    auto d = choose_device(in);
     ASSERT_FALSE(d.ok());
     EXPECT_NE(d.error().message.find("SLURM_DDP_DEVICE=1"), std::string::npos);
 }

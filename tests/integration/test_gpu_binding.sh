@@ -43,11 +43,23 @@ out=$(gpus -N1 -n2 --gpus-per-task=1)
 expect_eq "no --ddp: Slurm's values kept" "$(awk '{print $5 "/" $6 "/" $7}' <<<"$out" | tr '\n' ' ')" "0/unset/unset 1/unset/unset "
 
 # A second job on the same node gets global indices 2,3: the binding uses them as Slurm gave them.
-job=$(sbatch --parsable -o /dev/null -w n1 -N1 -n1 --gres=gpu:2 --wrap "sleep 20")
-for _ in $(seq 50); do [ "$(squeue -h -j "$job" -o %T)" = RUNNING ] && break; sleep 0.2; done
-out=$(gpus --ddp -w n1 -N1 -n2 --gres=gpu:2)
-check_binding "second job on a node (global indices)" "$out" 2 2
-expect_eq "second job sees GPUs 2,3" "$(awk '$2 == 0 {print $5}' <<<"$out")" "2,3"
+# The first job must be running (holding GPUs 0,1) before the second is placed, or the second
+# would get 0,1 and prove nothing.
+job=$(sbatch --parsable -o /dev/null -w n1 -N1 -n1 --gres=gpu:2 --wrap "sleep 120")
+state=""
+for _ in $(seq $((SRUN_TIMEOUT * 5))); do
+    state=$(squeue -h -j "$job" -o %T)
+    [ "$state" = RUNNING ] && break
+    sleep 0.2
+done
+if [ "$state" = RUNNING ]; then
+    pass "first job $job holds 2 GPUs of n1"
+    out=$(gpus --ddp -w n1 -N1 -n2 --gres=gpu:2)
+    check_binding "second job on a node (global indices)" "$out" 2 2
+    expect_eq "second job sees GPUs 2,3" "$(awk '$2 == 0 {print $5}' <<<"$out")" "2,3"
+else
+    fail "first job $job not running after ${SRUN_TIMEOUT}s (state '$state'): second-job checks not run"
+fi
 scancel "$job"
 
 # More tasks than GPUs: refused with the counts and the fixes; gpu-share opts in.

@@ -36,15 +36,31 @@ expect_eq "#SBATCH --ddp=port=... reaches srun" "$(field_of_rank 1 12 "$out")" 2
 expect_contains "verbose: table header from rank 0" "$out" "WORLD_SIZE=2 on 2 node(s)"
 expect_eq "verbose: exactly one table" "$(grep -c 'RANK  HOST' <<<"$out")" 1
 
-# Two jobs sharing node n1 at the same time get different ports.
-j1=$(sbatch --parsable -w n1 -N1 -n1 -o "$dir/j1" --ddp --wrap "srun $PRINTER; sleep 2")
-j2=$(sbatch --parsable -w n1 -N1 -n1 -o "$dir/j2" --ddp --wrap "srun $PRINTER; sleep 2")
-for _ in $(seq 100); do [ -s "$dir/j1" ] && [ -s "$dir/j2" ] && break; sleep 0.2; done
+# Two jobs sharing node n1 at the same time get different ports. Each job's task waits for the
+# other's to exist (bounded), so "both-running" in both outputs shows the two steps overlapped;
+# ports of steps that ran one after the other could legitimately be equal.
+overlap_task() {  # overlap_task MINE OTHER
+    echo "$PRINTER; touch $dir/$1.up; for i in \$(seq 300); do" \
+        "[ -e $dir/$2.up ] && { echo both-running; break; }; sleep 0.1; done"
+}
+timeout "$SRUN_TIMEOUT" sbatch --wait -w n1 -N1 -n1 -o "$dir/j1" --ddp \
+    --wrap "srun bash -c '$(overlap_task j1 j2)'" >/dev/null &
+w1=$!
+timeout "$SRUN_TIMEOUT" sbatch --wait -w n1 -N1 -n1 -o "$dir/j2" --ddp \
+    --wrap "srun bash -c '$(overlap_task j2 j1)'" >/dev/null &
+w2=$!
+rc1=0 rc2=0
+wait $w1 || rc1=$?
+wait $w2 || rc2=$?
+expect_eq "two jobs on one node: both ended well" "$rc1 $rc2" "0 0"
+for j in j1 j2; do
+    expect_contains "two jobs on one node: $j ran while the other was running" \
+        "$(cat "$dir/$j" 2>/dev/null)" both-running
+done
 p1=$(awk '$1 == "task" {print $12}' "$dir/j1")
 p2=$(awk '$1 == "task" {print $12}' "$dir/j2")
 if [ -n "$p1" ] && [ -n "$p2" ] && [ "$p1" != "$p2" ]; then pass "two jobs on one node: ports $p1 and $p2"
-else fail "two jobs on one node: ports '$p1' and '$p2' (jobs $j1 $j2)"; fi
-scancel "$j1" "$j2" 2>/dev/null || true
+else fail "two jobs on one node: ports '$p1' and '$p2'"; fi
 
 # A job without --ddp: its steps are untouched.
 out=$(sbatch_out -N1 -n1 --wrap "srun $PRINTER")

@@ -14,7 +14,7 @@
 #include <cstring>
 #include <thread>
 
-#include "core/hmac_sha256.hpp"
+#include "os/random_bytes.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
 namespace sddp::mp {
@@ -94,8 +94,8 @@ Job make_job(const std::string& name, int world, int nodes, milliseconds timeout
     j.world = world;
     j.nodes = nodes;
     j.port = free_port();
-    Result<std::string> s = random_bytes(32);
-    j.secret = s.ok() ? *s : std::string(32, 'k');
+    auto s = random_bytes(32);
+    j.secret = s.ok() ? std::string(s->begin(), s->end()) : std::string(32, 'k');
     j.step_tag = "test." + name + "." + std::to_string(::getpid());
     j.timeout = timeout;
     return j;

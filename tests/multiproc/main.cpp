@@ -5,10 +5,13 @@
 #include <cstdio>
 #include <cstring>
 
+#include "os/process_env.hpp"
+#include "os/stderr_log.hpp"
 #include "scenarios.hpp"
 
 int main(int argc, char** argv) {
     using namespace sddp::mp;
+    sddp::use_stderr_log(sddp::process_env());
     std::vector<Scenario> all = normal_scenarios();
     for (auto* more : {&intruder_scenarios, &failure_scenarios}) {
         for (Scenario& s : more()) all.push_back(s);

@@ -70,7 +70,12 @@ int rank_never_joins_flat() {
     }
     check.expect(kids.wait_all(milliseconds(8000)), "no process hangs");
     check.expect_error(kids, ranks[0], Errc::timeout, {"missing ranks 3-4", "2 of 6 ranks"});
-    for (const std::size_t i : ranks) check.expect_under(kids, i, 3.5);
+    // Every rank that came must fail with rank 0's diagnosis, not merely end in time (a rank
+    // that crashed would end in time too).
+    for (const std::size_t i : ranks) {
+        check.expect_error(kids, i, Errc::timeout, {"missing ranks 3-4"});
+        check.expect_under(kids, i, 3.5);
+    }
     return check.failures;
 }
 

@@ -856,29 +856,31 @@ void scenarios_bad_slurm_env(std::mt19937_64& rng) {
         e["SLURM_STEP_NODELIST"] = big;
         e.erase("SLURM_NODELIST");
         e.erase("SLURM_JOB_NODELIST");
-        expect_task_error(ddp_step("SLURM_STEP_NODELIST of 1 MiB, no job list", e), "NODELIST");
+        // "SLURM_STEP_NODELIST", not "NODELIST": the old message, "SLURM_NODELIST is not set",
+        // named the job's variable after treating the oversized one as absent.
+        expect_task_error(ddp_step("SLURM_STEP_NODELIST of 1 MiB, no job list", e),
+                          "SLURM_STEP_NODELIST");
     }
 }
 
-// The oversized step variable with the job's list present: report what the plugin does.
+// The oversized step variable with the job's list present: refused naming the step variable.
+// A value over the plugin's 1 MiB read cap once read as "absent", so the step silently ran with
+// the job's node list (task_init 0); that fallback is the regression this checks for.
 void scenario_oversized_fallback() {
     Env e = valid_env(1);
     e["SLURM_STEP_NODELIST"] = std::string(1 << 20, 'n');
     Step s = ddp_step("SLURM_STEP_NODELIST of 1 MiB, job list present", e);
     const Outcome o = run(s);
     check_common(s, o);
-    // Either refuse (naming the variable) or use the job's list and give the correct values.
-    if (o.task_init == 0) {
-        std::printf(
-            "note: [%s] task_init used SLURM_NODELIST (MASTER_ADDR=%s): an unreadable "
-            "step variable falls back to the job's\n",
-            s.name.c_str(), get(o.env, "MASTER_ADDR").c_str());
-        check(get(o.env, "MASTER_ADDR") == "n1" && get(o.env, "RANK") == "1", s, o,
-              "fallback gave wrong values");
-    } else {
-        check(o.task_init == -1 && logged_error_naming(o, "NODELIST"), s, o,
-              "must fail naming the variable");
-    }
+    check(o.task_init == -1, s, o,
+          "task_init must refuse an oversized SLURM_STEP_NODELIST, not fall back to "
+          "SLURM_NODELIST (MASTER_ADDR=" +
+              get(o.env, "MASTER_ADDR") + ")");
+    check(logged_error_naming(o, "SLURM_STEP_NODELIST"), s, o,
+          "no error naming SLURM_STEP_NODELIST");
+    check(logged_error_naming(o, "longer than 1 MiB"), s, o,
+          "the error does not say the value is longer than 1 MiB");
+    check(o.env == s.env, s, o, "environment changed on failure:" + env_diff(s.env, o.env));
 }
 
 // (d) special steps: untouched even with --ddp.

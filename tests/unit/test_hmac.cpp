@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/bytes.hpp"
 #include "core/hmac_sha256.hpp"
 
 namespace sddp {
@@ -106,25 +107,6 @@ TEST(ConstantTimeEqual, ComparesContentAndLength) {
     EXPECT_FALSE(constant_time_equal(bytes(a), bytes(a.substr(0, 15))));
     EXPECT_FALSE(constant_time_equal(bytes("x" + a.substr(1)), bytes(a)));
     EXPECT_TRUE(constant_time_equal({}, {}));
-}
-
-TEST(RandomBytes, LengthAndVariety) {
-    Result<std::string> a = random_bytes(32);
-    Result<std::string> b = random_bytes(32);
-    ASSERT_TRUE(a.ok() && b.ok());
-    EXPECT_EQ(a->size(), 32u);
-    EXPECT_NE(*a, *b);
-    Result<std::string> none = random_bytes(0);
-    ASSERT_TRUE(none.ok());
-    EXPECT_TRUE(none->empty());
-    Result<std::string> big = random_bytes(100000);  // more than one getrandom call may return
-    ASSERT_TRUE(big.ok());
-    EXPECT_EQ(big->size(), 100000u);
-}
-
-TEST(ToHex, Formats) {
-    const std::uint8_t d[] = {0x00, 0x0f, 0xa0, 0xff};
-    EXPECT_EQ(to_hex(d), "000fa0ff");
 }
 
 }  // namespace

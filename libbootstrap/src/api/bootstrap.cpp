@@ -1,9 +1,9 @@
 #include "api/bootstrap.hpp"
 
-#include <cstdio>
-
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
+#include "core/contract.hpp"
+#include "core/log.hpp"
 #include "core/preflight.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
@@ -53,12 +53,11 @@ RendezvousConfig rendezvous_config(const sddp_handle& h) {
 
 void warn_unauthenticated(const sddp_handle& h) {
     if (h.id.rank != 0 || h.transport_name != "tcp" || !h.id.secret.empty()) return;
-    (void)std::fprintf(
-        stderr,
-        "slurm-ddp: warning: SLURM_DDP_SECRET is not set, so the TCP rendezvous on "
-        "port %u is unauthenticated (any process that reaches it can join); srun --ddp "
-        "sets a per-step secret\n",
-        static_cast<unsigned>(h.id.master_port.value_or(0)));
+    log(LogLevel::warn,
+        std::string(contract::kSecretVar) + " is not set, so the TCP rendezvous on port " +
+            std::to_string(h.id.master_port.value_or(0)) +
+            " is unauthenticated (any process that reaches it can join); srun --ddp sets a "
+            "per-step secret");
 }
 
 // Bare RANK/WORLD_SIZE say nothing about who shares a host; the host names do.

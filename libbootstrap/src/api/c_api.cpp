@@ -5,6 +5,8 @@
 #include "api/last_error.hpp"
 #include "api/settings.hpp"
 #include "nccl/nccl_layer.hpp"
+#include "os/process_env.hpp"
+#include "os/stderr_log.hpp"
 #include "slurm_ddp/bootstrap.h"
 
 using sddp::api::set_last_error;
@@ -41,6 +43,7 @@ int sddp_init(const sddp_options* opts, sddp_handle** out) {
         }
         *out = nullptr;
         const sddp::EnvLookup env = sddp::process_env();
+        sddp::use_stderr_log(env);
         auto settings = sddp::api::read_settings(opts, env);
         if (!settings) {
             return set_last_error(SDDP_ERR_INVALID_ARGUMENT,

@@ -2,17 +2,11 @@
 
 #include <string>
 
+#include "core/bytes.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp {
 namespace {
-
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
 
 Error bad_mask(std::string_view list, std::string_view mask, const char* why) {
     return make_error(Errc::invalid_input,

@@ -1,6 +1,5 @@
 #include "core/env_lookup.hpp"
 
-#include <cstdlib>
 #include <utility>
 
 namespace sddp {
@@ -10,14 +9,6 @@ EnvLookup map_env(std::map<std::string, std::string, std::less<>> vars) {
         auto it = vars.find(name);
         if (it == vars.end()) return std::nullopt;
         return it->second;
-    };
-}
-
-EnvLookup process_env() {
-    return [](std::string_view name) -> std::optional<std::string> {
-        const char* v = std::getenv(std::string(name).c_str());
-        if (v == nullptr) return std::nullopt;
-        return std::string(v);
     };
 }
 

@@ -1,7 +1,8 @@
 // Where the core reads environment variables from.
 //
 // The pure functions never call getenv(): the plugin reads the *task's* environment through
-// spank_getenv, the library and CLI read their own process environment, and tests pass a map.
+// spank_getenv, the library and CLI read their own process environment (os/process_env), and tests
+// pass a map.
 #pragma once
 
 #include <functional>
@@ -16,8 +17,6 @@ using EnvLookup = std::function<std::optional<std::string>(std::string_view name
 
 // Lookup backed by a map (tests, and snapshots of an environment).
 EnvLookup map_env(std::map<std::string, std::string, std::less<>> vars);
-// Lookup backed by this process's environment (getenv).
-EnvLookup process_env();
 
 // One variable to set in a task's environment. `keep_existing` marks values a user may have
 // exported themselves (MASTER_ADDR, MASTER_PORT, OMP_NUM_THREADS): the caller does not overwrite.

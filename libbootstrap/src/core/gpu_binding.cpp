@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/contract.hpp"
 #include "core/device_list.hpp"
 #include "core/numbers.hpp"
 
@@ -354,7 +355,7 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     const std::string list = format_device_list(b.visible);
     b.env.push_back({"CUDA_VISIBLE_DEVICES", list, false});
     if (s.task_ordinal) b.env.push_back({"GPU_DEVICE_ORDINAL", list, false});
-    b.env.push_back({"SLURM_DDP_DEVICE", std::to_string(b.device_index), false});
+    b.env.push_back({contract::kDeviceVar, std::to_string(b.device_index), false});
     // Slurm numbers GPUs in PCI bus order; CUDA's default order is "fastest first", which
     // differs on nodes with mixed GPU models.
     if (l.task.front().kind == DeviceIdKind::ordinal)

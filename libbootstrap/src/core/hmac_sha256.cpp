@@ -1,9 +1,6 @@
 #include "core/hmac_sha256.hpp"
 
-#include <sys/random.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
 
 namespace sddp {
@@ -165,31 +162,6 @@ bool constant_time_equal(std::span<const std::uint8_t> a, std::span<const std::u
     volatile std::uint8_t diff = 0;
     for (std::size_t i = 0; i < a.size(); ++i) diff = diff | (a[i] ^ b[i]);
     return diff == 0;
-}
-
-Result<std::string> random_bytes(std::size_t n) {
-    std::string out(n, '\0');
-    std::size_t got = 0;
-    while (got < n) {
-        const ssize_t r = ::getrandom(out.data() + got, n - got, 0);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            return make_error(Errc::io, std::string("getrandom failed: ") + std::strerror(errno));
-        }
-        got += static_cast<std::size_t>(r);
-    }
-    return out;
-}
-
-std::string to_hex(std::span<const std::uint8_t> data) {
-    static constexpr char kDigits[] = "0123456789abcdef";
-    std::string out;
-    out.reserve(data.size() * 2);
-    for (const std::uint8_t b : data) {
-        out.push_back(kDigits[b >> 4]);
-        out.push_back(kDigits[b & 0xf]);
-    }
-    return out;
 }
 
 }  // namespace sddp

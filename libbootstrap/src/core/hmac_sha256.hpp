@@ -59,10 +59,4 @@ Digest hmac_sha256(std::string_view key, std::span<const std::uint8_t> data);
 // a forged MAC were right. Lengths are not secret: different lengths compare unequal at once.
 bool constant_time_equal(std::span<const std::uint8_t> a, std::span<const std::uint8_t> b);
 
-// `n` bytes from the kernel CSPRNG (getrandom). Fails only if the kernel refuses.
-Result<std::string> random_bytes(std::size_t n);
-
-// Lower-case hex of arbitrary bytes, for logs and socket names.
-std::string to_hex(std::span<const std::uint8_t> data);
-
 }  // namespace sddp

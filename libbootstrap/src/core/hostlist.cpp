@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/bytes.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp {
@@ -83,8 +84,7 @@ void append_padded(std::string& out, std::uint64_t v, std::size_t width) {
 std::string char_name(char c) {
     const auto u = static_cast<unsigned char>(c);
     if (u > 0x20 && u < 0x7f) return std::string("'") + c + "'";
-    static constexpr char kHex[] = "0123456789abcdef";
-    return std::string("byte \\x") + kHex[u >> 4] + kHex[u & 0xf];
+    return "byte \\x" + to_hex(std::string_view(&c, 1));
 }
 
 // Parses a whole list into patterns. Every check that does not depend on the cap happens here,

@@ -1,5 +1,6 @@
 #include "core/identity.hpp"
 
+#include "core/contract.hpp"
 #include "core/launch_env.hpp"
 #include "core/numbers.hpp"
 #include "core/step_facts.hpp"
@@ -249,12 +250,12 @@ Result<Identity> from_mpi(const EnvLookup& env) {
 }
 
 Result<std::optional<int>> read_device(const EnvLookup& env) {
-    const auto v = env("SLURM_DDP_DEVICE");
+    const auto v = env(contract::kDeviceVar);
     if (!v) return std::optional<int>{};
     const auto n = parse_decimal(*v, 1023);
     if (!n) {
         return make_error(Errc::invalid_input,
-                          "SLURM_DDP_DEVICE=" + quote_value(*v) +
+                          std::string(contract::kDeviceVar) + "=" + quote_value(*v) +
                               " is not a device index (0..1023); srun --ddp sets it: unset it or "
                               "relaunch with srun --ddp");
     }
@@ -290,13 +291,6 @@ Result<Identity> pick_source(const EnvLookup& env, const IdentityInputs& in) {
     return single;
 }
 
-int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 }  // namespace
 
 const char* to_string(IdentitySource source) {
@@ -313,36 +307,13 @@ const char* to_string(IdentitySource source) {
     return "unknown";
 }
 
-Result<std::string> read_step_secret(const EnvLookup& env) {
-    const auto v = env("SLURM_DDP_SECRET");
-    if (!v || v->empty()) return std::string();
-    // Never quote the value: it is a secret.
-    const std::string fix =
-        "; srun --ddp sets it to 64 hex digits for each step: unset it or relaunch with srun --ddp";
-    if (v->size() != 64) {
-        return make_error(Errc::invalid_input, "SLURM_DDP_SECRET has " + std::to_string(v->size()) +
-                                                   " characters, not 64" + fix);
-    }
-    std::string raw;
-    raw.reserve(32);
-    for (std::size_t i = 0; i < v->size(); i += 2) {
-        const int hi = hex_digit((*v)[i]), lo = hex_digit((*v)[i + 1]);
-        if (hi < 0 || lo < 0) {
-            return make_error(Errc::invalid_input,
-                              "SLURM_DDP_SECRET holds a character that is not a hex digit" + fix);
-        }
-        raw.push_back(static_cast<char>(hi * 16 + lo));
-    }
-    return raw;
-}
-
 Result<std::optional<std::uint64_t>> read_timeout_ms(const EnvLookup& env) {
-    const auto v = env("SLURM_DDP_TIMEOUT");
+    const auto v = env(contract::kTimeoutVar);
     if (!v || v->empty()) return std::optional<std::uint64_t>{};
     const auto n = parse_decimal(*v, 86400);
     if (!n || *n == 0) {
         return make_error(Errc::invalid_input,
-                          "SLURM_DDP_TIMEOUT=" + quote_value(*v) +
+                          std::string(contract::kTimeoutVar) + "=" + quote_value(*v) +
                               " is not a number of seconds (1..86400); fix it or unset it for "
                               "the default of 300");
     }
@@ -352,8 +323,8 @@ Result<std::optional<std::uint64_t>> read_timeout_ms(const EnvLookup& env) {
 Result<Identity> detect_identity(const EnvLookup& env, const IdentityInputs& in) {
     SDDP_TRY(id, pick_source(env, in));
     if (id.source == IdentitySource::ddp) SDDP_CHECK(read_master(env, in, id));
-    if (auto tag = env("SLURM_DDP_STEP"); tag && !tag->empty()) id.step_tag = *tag;
-    SDDP_TRY(secret, read_step_secret(env));
+    if (auto tag = env(contract::kStepVar); tag && !tag->empty()) id.step_tag = *tag;
+    SDDP_TRY(secret, contract::read_secret(env));
     id.secret = std::move(secret);
     SDDP_TRY(device, read_device(env));
     id.device = device;

@@ -61,9 +61,6 @@ struct IdentityInputs {
 
 Result<Identity> detect_identity(const EnvLookup& env, const IdentityInputs& in);
 
-// SLURM_DDP_SECRET: 64 hex digits -> 32 raw bytes. Unset or empty -> "". Malformed -> error.
-Result<std::string> read_step_secret(const EnvLookup& env);
-
 // SLURM_DDP_TIMEOUT in seconds (1..86400) -> milliseconds; unset -> nullopt.
 Result<std::optional<std::uint64_t>> read_timeout_ms(const EnvLookup& env);
 

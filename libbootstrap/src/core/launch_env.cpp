@@ -1,5 +1,6 @@
 #include "core/launch_env.hpp"
 
+#include "core/contract.hpp"
 #include "core/hostlist.hpp"
 #include "core/numbers.hpp"
 #include "core/port_block.hpp"
@@ -46,13 +47,23 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
 }  // namespace
 
 const std::vector<std::string>& launch_variable_names() {
-    static const std::vector<std::string> kNames{
-        "MASTER_ADDR",      "MASTER_PORT",    "RANK",
-        "LOCAL_RANK",       "WORLD_SIZE",     "LOCAL_WORLD_SIZE",
-        "NODE_RANK",        "GROUP_RANK",     "GROUP_WORLD_SIZE",
-        "NNODES",           "ROLE_RANK",      "ROLE_WORLD_SIZE",
-        "ROLE_NAME",        "SLURM_DDP_STEP", "SLURM_DDP_TIMEOUT",
-        "SLURM_DDP_SECRET", "SLURM_DDP_PORTS"};
+    static const std::vector<std::string> kNames{"MASTER_ADDR",
+                                                 "MASTER_PORT",
+                                                 "RANK",
+                                                 "LOCAL_RANK",
+                                                 "WORLD_SIZE",
+                                                 "LOCAL_WORLD_SIZE",
+                                                 "NODE_RANK",
+                                                 "GROUP_RANK",
+                                                 "GROUP_WORLD_SIZE",
+                                                 "NNODES",
+                                                 "ROLE_RANK",
+                                                 "ROLE_WORLD_SIZE",
+                                                 "ROLE_NAME",
+                                                 contract::kStepVar,
+                                                 contract::kTimeoutVar,
+                                                 contract::kSecretVar,
+                                                 contract::kPortsVar};
     return kNames;
 }
 
@@ -147,9 +158,9 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
     set("ROLE_RANK", std::to_string(e.rank));
     set("ROLE_WORLD_SIZE", std::to_string(e.world_size));
     set("ROLE_NAME", "default");
-    set("SLURM_DDP_STEP", e.step_tag);
-    set("SLURM_DDP_PORTS", std::to_string(e.master_port) + "-" + std::to_string(e.ports_last));
-    if (opts.timeout_s) set("SLURM_DDP_TIMEOUT", std::to_string(*opts.timeout_s));
+    set(contract::kStepVar, e.step_tag);
+    set(contract::kPortsVar, std::to_string(e.master_port) + "-" + std::to_string(e.ports_last));
+    if (opts.timeout_s) set(contract::kTimeoutVar, std::to_string(*opts.timeout_s));
     return e;
 }
 

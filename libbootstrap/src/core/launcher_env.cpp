@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/contract.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp {
@@ -15,8 +16,8 @@ const std::vector<std::string>& launcher_omitted_names() {
 
 const std::vector<std::string>& launcher_variable_names() {
     static const std::vector<std::string> kNames{
-        "PET_NNODES",      "PET_NODE_RANK",    "PET_NPROC_PER_NODE",     "PET_MASTER_ADDR",
-        "PET_MASTER_PORT", "PET_RDZV_BACKEND", "SLURM_DDP_NUM_PROCESSES"};
+        "PET_NNODES",      "PET_NODE_RANK",    "PET_NPROC_PER_NODE",      "PET_MASTER_ADDR",
+        "PET_MASTER_PORT", "PET_RDZV_BACKEND", contract::kNumProcessesVar};
     return kNames;
 }
 
@@ -59,7 +60,7 @@ Result<LauncherEnv> derive_launcher_env(const StepFacts& f, const LaunchEnv& lau
     set("PET_MASTER_PORT", std::to_string(launch.master_port));
     // torchrun's default is already static; a user who exports another backend means it.
     set("PET_RDZV_BACKEND", "static", true);
-    set("SLURM_DDP_NUM_PROCESSES",
+    set(contract::kNumProcessesVar,
         std::to_string(std::uint64_t{launch.nnodes} * out.nproc_per_node));
     return out;
 }

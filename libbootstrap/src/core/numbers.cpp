@@ -1,5 +1,7 @@
 #include "core/numbers.hpp"
 
+#include "core/bytes.hpp"
+
 namespace sddp {
 
 std::optional<std::uint64_t> parse_decimal(std::string_view text, std::uint64_t max) {
@@ -24,10 +26,7 @@ std::string quote_value(std::string_view value, std::size_t max_chars) {
         }
         const auto u = static_cast<unsigned char>(c);
         if (u < 0x20 || u == 0x7f) {
-            static constexpr char kHex[] = "0123456789abcdef";
-            out += "\\x";
-            out += kHex[u >> 4];
-            out += kHex[u & 0xf];
+            out += "\\x" + to_hex(std::string_view(&c, 1));
         } else {
             out += c;
         }

@@ -3,6 +3,7 @@
 #include <map>
 #include <utility>
 
+#include "core/bytes.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp {
@@ -12,44 +13,40 @@ namespace {
 constexpr std::size_t kMaxField = 1024;
 constexpr std::uint8_t kRecordVersion = 1;
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8)
-        out.push_back(static_cast<std::uint8_t>(v >> shift));
-}
-
 void put_str(std::vector<std::uint8_t>& out, std::string_view s) {
     s = s.substr(0, kMaxField);
-    put_u32(out, static_cast<std::uint32_t>(s.size()));
+    put_be32(out, static_cast<std::uint32_t>(s.size()));
     out.insert(out.end(), s.begin(), s.end());
 }
 
+// The record's fields over the shared big-endian reader: a false return on any short read.
 class Reader {
   public:
-    explicit Reader(std::span<const std::uint8_t> b) : b_(b) {}
+    explicit Reader(std::span<const std::uint8_t> b) : in_(b) {}
     bool u8(std::uint8_t& v) {
-        if (b_.size() < 1) return false;
-        v = b_[0];
-        b_ = b_.subspan(1);
+        auto b = in_.take(1);
+        if (!b) return false;
+        v = (*b)[0];
         return true;
     }
     bool u32(std::uint32_t& v) {
-        if (b_.size() < 4) return false;
-        v = (std::uint32_t{b_[0]} << 24) | (std::uint32_t{b_[1]} << 16) |
-            (std::uint32_t{b_[2]} << 8) | std::uint32_t{b_[3]};
-        b_ = b_.subspan(4);
+        auto x = in_.u32();
+        if (!x) return false;
+        v = *x;
         return true;
     }
     bool str(std::string& s) {
         std::uint32_t n = 0;
-        if (!u32(n) || n > kMaxField || n > b_.size()) return false;
-        s.assign(b_.begin(), b_.begin() + n);
-        b_ = b_.subspan(n);
+        if (!u32(n) || n > kMaxField) return false;
+        auto b = in_.take(n);
+        if (!b) return false;
+        s.assign(b->begin(), b->end());
         return true;
     }
-    bool done() const { return b_.empty(); }
+    bool done() const { return in_.remaining() == 0; }
 
   private:
-    std::span<const std::uint8_t> b_;
+    BigEndianReader in_;
 };
 
 std::string who(const PreflightRecord& r) {
@@ -62,11 +59,11 @@ std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r) {
     std::vector<std::uint8_t> out;
     out.push_back(kRecordVersion);
     put_str(out, r.step_tag);
-    put_u32(out, r.world_size);
-    put_u32(out, r.rank);
+    put_be32(out, r.world_size);
+    put_be32(out, r.rank);
     put_str(out, r.host);
     put_str(out, r.pci_bus_id);
-    put_u32(out, static_cast<std::uint32_t>(r.cuda_device));
+    put_be32(out, static_cast<std::uint32_t>(r.cuda_device));
     put_str(out, r.error);
     return out;
 }
@@ -160,9 +157,9 @@ std::vector<std::uint8_t> encode_verdict(const Status& verdict) {
     out.push_back(kVerdictVersion);
     const std::string_view message =
         verdict.ok() ? std::string_view() : std::string_view(verdict.error().message);
-    put_u32(out, verdict.ok() ? 0 : static_cast<std::uint32_t>(verdict.error().code));
+    put_be32(out, verdict.ok() ? 0 : static_cast<std::uint32_t>(verdict.error().code));
     const std::string_view capped = message.substr(0, kMaxVerdictMessage);
-    put_u32(out, static_cast<std::uint32_t>(capped.size()));
+    put_be32(out, static_cast<std::uint32_t>(capped.size()));
     out.insert(out.end(), capped.begin(), capped.end());
     return out;
 }

@@ -23,11 +23,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/bytes.hpp"
 #include "core/result.hpp"
 
 namespace sddp {
-
-using Bytes = std::vector<std::uint8_t>;
 
 namespace wire {
 

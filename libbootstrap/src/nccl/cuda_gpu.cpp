@@ -1,11 +1,11 @@
-// GPU selection for the NCCL layer: the CUDA runtime calls around api::choose_device.
+// GPU selection for the NCCL layer: the CUDA runtime calls around choose_device.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 
-#include "api/device_choice.hpp"
+#include "core/device_choice.hpp"
 #include "nccl/nccl_layer.hpp"
 
 namespace sddp::nccl {
@@ -32,13 +32,13 @@ Result<GpuSelection> select_gpu(const GpuRequest& req) {
                           ": the NVIDIA driver is missing, too old for this CUDA runtime, or "
                           "the GPUs are not accessible to this task");
     }
-    api::DeviceChoiceInput in;
+    DeviceChoiceInput in;
     in.ddp_device = req.ddp_device;
     in.local_rank = req.local_rank;
     in.locality_known = req.locality_known;
     in.device_count = count;
     in.visible_devices = req.visible_devices;
-    SDDP_TRY(device, api::choose_device(in));
+    SDDP_TRY(device, choose_device(in));
     if (const cudaError_t e = cudaSetDevice(device); e != cudaSuccess) {
         return cuda_error("cudaSetDevice(" + std::to_string(device) + ")", e,
                           ": the device exists but cannot be used (exclusive-process mode with "

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/contract.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "nccl/nccl_unique_ids.hpp"
 #include "nccl/nccl_wait.hpp"
@@ -76,8 +77,8 @@ Error init_failed(const Error& e, const CommParams& p, const char* what) {
                           std::string(what) + " did not complete within " + seconds(p.timeout) +
                               ": a rank failed or stopped before it, or NCCL cannot connect the "
                               "nodes (firewall, wrong interface: set NCCL_SOCKET_IFNAME; run "
-                              "with NCCL_DEBUG=INFO to see where it stopped), or raise "
-                              "SLURM_DDP_TIMEOUT");
+                              "with NCCL_DEBUG=INFO to see where it stopped), or raise " +
+                              std::string(contract::kTimeoutVar));
     }
     return make_error(
         e.code, std::string(what) + ": " + e.message + " (NCCL_DEBUG=INFO shows the details)");

@@ -28,7 +28,7 @@ struct GpuSelection {
     std::string pci_bus_id;  // lower case, "0000:3b:00.0"
 };
 
-// cudaGetDeviceCount, the choice (api/device_choice.hpp), cudaSetDevice, cudaDeviceGetPCIBusId.
+// cudaGetDeviceCount, the choice (core/device_choice.hpp), cudaSetDevice, cudaDeviceGetPCIBusId.
 Result<GpuSelection> select_gpu(const GpuRequest& req);
 
 struct CommParams {

@@ -1,27 +1,10 @@
 #include "rendezvous/pmi2_codec.hpp"
 
+#include "core/bytes.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp::pmi2 {
 namespace {
-
-constexpr char kHex[] = "0123456789abcdef";
-
-int nibble(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
-}
-
-std::string hex(std::span<const std::uint8_t> b) {
-    std::string s;
-    s.reserve(b.size() * 2);
-    for (auto c : b) {
-        s += kHex[c >> 4];
-        s += kHex[c & 0xf];
-    }
-    return s;
-}
 
 Error bad_value(int rank, std::string_view why) {
     return make_error(Errc::protocol, "the PMI2 value from rank " + std::to_string(rank) + " is " +
@@ -50,21 +33,16 @@ std::vector<std::string> encode_values(std::span<const std::uint8_t> bytes) {
         const auto part = bytes.subspan(
             std::min(i * kChunkBytes, bytes.size()),
             std::min(kChunkBytes, bytes.size() - std::min(i * kChunkBytes, bytes.size())));
-        out.push_back(i == 0 ? std::to_string(bytes.size()) + ":" + hex(part) : hex(part));
+        out.push_back(i == 0 ? std::to_string(bytes.size()) + ":" + to_hex(part) : to_hex(part));
     }
     return out;
 }
 
 Result<std::vector<std::uint8_t>> decode_hex(std::string_view h, int rank) {
     if (h.size() % 2 != 0 || h.size() > kChunkBytes * 2) return bad_value(rank, "malformed hex");
-    std::vector<std::uint8_t> out;
-    out.reserve(h.size() / 2);
-    for (std::size_t i = 0; i < h.size(); i += 2) {
-        const int hi = nibble(h[i]), lo = nibble(h[i + 1]);
-        if (hi < 0 || lo < 0) return bad_value(rank, "malformed hex");
-        out.push_back(static_cast<std::uint8_t>(hi * 16 + lo));
-    }
-    return out;
+    auto out = from_hex(h);
+    if (!out) return bad_value(rank, "malformed hex");
+    return std::move(*out);
 }
 
 Result<FirstChunk> decode_first(std::string_view value, int rank) {

@@ -6,6 +6,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/contract.hpp"
+
 namespace sddp {
 namespace {
 
@@ -19,7 +21,7 @@ bool resolve(void* lib, const char* name, Fn& fn, std::string& missing) {
 
 Result<Pmi2Api> load_uncached(const EnvLookup& env) {
     std::vector<std::string> candidates;
-    if (auto p = env("SLURM_DDP_PMI2_LIBRARY"); p && !p->empty()) {
+    if (auto p = env(contract::kPmi2LibraryVar); p && !p->empty()) {
         candidates.push_back(*p);
     } else {
         candidates = {"libpmi2.so.0", "libpmi2.so"};
@@ -52,7 +54,8 @@ Result<Pmi2Api> load_uncached(const EnvLookup& env) {
     return make_error(Errc::unsupported,
                       "the PMI2 library cannot be loaded (" + errors +
                           "); install Slurm's libpmi2 (Debian/Ubuntu: libpmi2-0) or use the TCP "
-                          "transport (SLURM_DDP_TRANSPORT=tcp)");
+                          "transport (" +
+                          std::string(contract::kTransportVar) + "=tcp)");
 }
 
 }  // namespace

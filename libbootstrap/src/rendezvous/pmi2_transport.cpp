@@ -5,6 +5,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/contract.hpp"
 #include "rendezvous/pmi2_codec.hpp"
 #include "rendezvous/pmi2_library.hpp"
 #include "rendezvous/pmi2_worker.hpp"
@@ -189,7 +190,8 @@ class Pmi2Transport final : public Transport {
                             std::to_string(cfg_.timeout.count() / 1000) + " s: some of the " +
                             std::to_string(cfg_.world_size) +
                             " ranks never reached it (PMI2 cannot say which); check that every "
-                            "task calls sddp_init, or raise SLURM_DDP_TIMEOUT");
+                            "task calls sddp_init, or raise " +
+                            std::string(contract::kTimeoutVar));
         }
         if (*rc != 0)
             return fail(Errc::io, "PMI2_KVS_Fence (" + what + ") failed: " + code_text(*rc));
@@ -271,7 +273,8 @@ Result<std::unique_ptr<Transport>> make_pmi2_transport(const RendezvousConfig& c
                               std::to_string(cfg.rank) + " of " + std::to_string(cfg.world_size) +
                               " (host " + cfg.host +
                               "): the RANK/WORLD_SIZE variables do not belong to this srun step; "
-                              "unset them or use SLURM_DDP_TRANSPORT=tcp");
+                              "unset them or use " +
+                              std::string(contract::kTransportVar) + "=tcp");
     }
     return std::unique_ptr<Transport>(new Pmi2Transport(cfg, *s));
 }

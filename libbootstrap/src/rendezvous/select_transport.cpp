@@ -1,5 +1,6 @@
 #include "rendezvous/select_transport.hpp"
 
+#include "core/contract.hpp"
 #include "core/numbers.hpp"
 #include "rendezvous/pmi2_transport.hpp"
 #include "rendezvous/tcp_transport.hpp"
@@ -28,11 +29,12 @@ Result<std::unique_ptr<Transport>> tcp(const RendezvousConfig& cfg, std::string_
 
 Result<TransportChoice> resolve_transport_choice(TransportChoice option, const EnvLookup& env) {
     if (option != TransportChoice::automatic) return option;
-    const auto v = env("SLURM_DDP_TRANSPORT");
+    const auto v = env(contract::kTransportVar);
     if (!v || v->empty() || *v == "auto") return TransportChoice::automatic;
     if (*v == "tcp") return TransportChoice::tcp;
     if (*v == "pmi2") return TransportChoice::pmi2;
-    return make_error(Errc::invalid_input, "SLURM_DDP_TRANSPORT=" + quote_value(*v) +
+    return make_error(Errc::invalid_input, std::string(contract::kTransportVar) + "=" +
+                                               quote_value(*v) +
                                                " is not a transport; use auto, tcp or pmi2");
 }
 
@@ -45,14 +47,14 @@ Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,
                                                     const EnvLookup& env) {
     switch (choice) {
         case TransportChoice::tcp:
-            return tcp(cfg, "chosen by SLURM_DDP_TRANSPORT or the option");
+            return tcp(cfg, std::string("chosen by ") + contract::kTransportVar + " or the option");
         case TransportChoice::pmi2:
             if (!pmi2_environment(env)) {
                 return make_error(Errc::unsupported,
                                   "the PMI2 transport was requested but this task was not started "
                                   "by srun --mpi=pmi2 (PMI_FD, PMI_RANK, PMI_SIZE or SLURM_JOB_ID "
-                                  "unset); launch with srun --mpi=pmi2 or use "
-                                  "SLURM_DDP_TRANSPORT=tcp");
+                                  "unset); launch with srun --mpi=pmi2 or use " +
+                                      std::string(contract::kTransportVar) + "=tcp");
             }
             return make_pmi2_transport(cfg, env);
         case TransportChoice::automatic:

@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "core/bytes.hpp"
 #include "core/hmac_sha256.hpp"
+#include "os/random_bytes.hpp"
 
 namespace sddp::tcp {
 namespace {

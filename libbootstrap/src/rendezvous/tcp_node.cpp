@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 
+#include "core/log.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
 #include "rendezvous/tcp_rank_list.hpp"
@@ -424,7 +424,7 @@ std::string Node::describe(const Link& link) const {
 }
 
 void Node::log(const std::string& line) const {
-    std::fprintf(stderr, "sddp rendezvous: %s\n", line.c_str());
+    sddp::log(LogLevel::warn, "rendezvous: " + line);
 }
 
 }  // namespace sddp::tcp

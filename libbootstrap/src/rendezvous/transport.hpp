@@ -14,11 +14,10 @@
 #include <string_view>
 #include <vector>
 
+#include "core/bytes.hpp"
 #include "core/result.hpp"
 
 namespace sddp {
-
-using Bytes = std::vector<std::uint8_t>;
 
 class Transport {
   public:

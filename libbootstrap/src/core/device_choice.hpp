@@ -11,7 +11,7 @@
 
 #include "core/result.hpp"
 
-namespace sddp::api {
+namespace sddp {
 
 struct DeviceChoiceInput {
     std::optional<int> ddp_device;  // SLURM_DDP_DEVICE
@@ -23,4 +23,4 @@ struct DeviceChoiceInput {
 
 Result<int> choose_device(const DeviceChoiceInput& in);
 
-}  // namespace sddp::api
+}  // namespace sddp

@@ -1,8 +1,9 @@
-#include "api/device_choice.hpp"
+#include "core/device_choice.hpp"
 
+#include "core/contract.hpp"
 #include "core/numbers.hpp"
 
-namespace sddp::api {
+namespace sddp {
 namespace {
 
 std::string visible_text(const DeviceChoiceInput& in) {
@@ -26,8 +27,9 @@ Result<int> choose_device(const DeviceChoiceInput& in) {
     if (in.ddp_device) {
         if (*in.ddp_device < in.device_count) return *in.ddp_device;
         return make_error(Errc::invalid_input,
-                          "SLURM_DDP_DEVICE=" + std::to_string(*in.ddp_device) + " but only " +
-                              count_text(in.device_count) + " visible (" + visible_text(in) +
+                          std::string(contract::kDeviceVar) + "=" + std::to_string(*in.ddp_device) +
+                              " but only " + count_text(in.device_count) + " visible (" +
+                              visible_text(in) +
                               "): CUDA_VISIBLE_DEVICES was changed after srun --ddp bound the "
                               "GPUs; do not change it inside the job step");
     }
@@ -42,4 +44,4 @@ Result<int> choose_device(const DeviceChoiceInput& in) {
             "--gpus-per-task=1, or --ntasks-per-node <= GPUs per node");
 }
 
-}  // namespace sddp::api
+}  // namespace sddp

@@ -1,0 +1,43 @@
+// The contract between the plugin (which sets these variables in each --ddp task) and the
+// library (which reads them): every SLURM_DDP_* name and the secret's format, in one place.
+// No other source file spells these names; tests/layers_test.sh checks that.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "core/env_lookup.hpp"
+#include "core/result.hpp"
+
+namespace sddp::contract {
+
+// Per-step rendezvous secret, made by srun for each --ddp step (kSecretBytes raw bytes, written as
+// 2 * kSecretBytes lower-case hex digits). Only tasks of that step know it.
+inline constexpr const char* kSecretVar = "SLURM_DDP_SECRET";
+inline constexpr std::size_t kSecretBytes = 32;
+// "<job>.<step>": names the step to the rendezvous, so ranks of two steps never mix.
+inline constexpr const char* kStepVar = "SLURM_DDP_STEP";
+// The task's own GPU as an index into its CUDA_VISIBLE_DEVICES.
+inline constexpr const char* kDeviceVar = "SLURM_DDP_DEVICE";
+// Rendezvous timeout in seconds (--ddp=timeout=S).
+inline constexpr const char* kTimeoutVar = "SLURM_DDP_TIMEOUT";
+// "<first>-<last>": the step's block of ports, MASTER_PORT first (--ddp=ports=K).
+inline constexpr const char* kPortsVar = "SLURM_DDP_PORTS";
+// Workers of the whole step under --ddp=launcher (accelerate launch's --num_processes).
+inline constexpr const char* kNumProcessesVar = "SLURM_DDP_NUM_PROCESSES";
+// tcp | pmi2 | auto: which transport the library uses.
+inline constexpr const char* kTransportVar = "SLURM_DDP_TRANSPORT";
+// Path of the PMI2 library to load instead of libpmi2.so.0.
+inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
+
+// The secret's value for the environment: hex of exactly kSecretBytes bytes (the caller made
+// them with the randomness module).
+std::string encode_secret(std::span<const std::uint8_t> raw);
+
+// The secret's raw bytes from kSecretVar: "" when unset or empty; an error naming the variable
+// (never its value) when malformed.
+Result<std::string> read_secret(const EnvLookup& env);
+
+}  // namespace sddp::contract

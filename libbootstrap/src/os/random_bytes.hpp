@@ -1,0 +1,15 @@
+// Random bytes from the kernel's CSPRNG: step secrets and handshake nonces.
+#pragma once
+
+#include <cstddef>
+
+#include "core/bytes.hpp"
+#include "core/result.hpp"
+
+namespace sddp {
+
+// `n` bytes from getrandom(2), retried on EINTR and short reads; fails only if the kernel
+// refuses (the message says why).
+Result<Bytes> random_bytes(std::size_t n);
+
+}  // namespace sddp

@@ -1,0 +1,90 @@
+// core/bytes (hex, big-endian), core/contract (the secret's format) and os/random_bytes.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+
+#include "core/bytes.hpp"
+#include "core/contract.hpp"
+#include "os/random_bytes.hpp"
+
+namespace sddp {
+namespace {
+
+TEST(Hex, RoundTripAndRejects) {
+    const std::uint8_t d[] = {0x00, 0x0f, 0xa0, 0xff};
+    EXPECT_EQ(to_hex(d), "000fa0ff");
+    auto back = from_hex("000FA0ff");
+    ASSERT_TRUE(back.has_value());
+    EXPECT_EQ(*back, Bytes(std::begin(d), std::end(d)));
+    EXPECT_FALSE(from_hex("abc").has_value());  // odd length
+    EXPECT_FALSE(from_hex("0g").has_value());   // not a digit
+    EXPECT_FALSE(from_hex("0 ").has_value());
+    EXPECT_TRUE(from_hex("")->empty());
+    EXPECT_EQ(hex_digit('F'), 15);
+    EXPECT_EQ(hex_digit('x'), -1);
+    EXPECT_EQ(to_hex(std::string_view("\x01", 1)), "01");
+}
+
+TEST(BigEndian, WriteThenReadAndStopAtTheEnd) {
+    Bytes b;
+    put_be16(b, 0x0102);
+    put_be32(b, 0x03040506u);
+    put_be64(b, 0x0708090a0b0c0d0eull);
+    EXPECT_EQ(to_hex(b), "0102030405060708090a0b0c0d0e");
+    BigEndianReader r(b);
+    EXPECT_EQ(r.u16(), 0x0102);
+    EXPECT_EQ(r.u32(), 0x03040506u);
+    EXPECT_EQ(r.u64(), 0x0708090a0b0c0d0eull);
+    EXPECT_EQ(r.remaining(), 0u);
+    EXPECT_FALSE(r.u16().has_value());
+    EXPECT_FALSE(r.take(1).has_value());
+    BigEndianReader short_read(std::span<const std::uint8_t>(b.data(), 3));
+    EXPECT_FALSE(short_read.u32().has_value());
+    EXPECT_EQ(short_read.position(), 0u);  // a failed read consumes nothing
+    EXPECT_TRUE(short_read.take(3).has_value());
+}
+
+TEST(StepSecret, EncodeThenReadGivesTheBytes) {
+    auto raw = random_bytes(contract::kSecretBytes);
+    ASSERT_TRUE(raw.ok()) << raw.error().message;
+    const std::string value = contract::encode_secret(*raw);
+    EXPECT_EQ(value.size(), 2 * contract::kSecretBytes);
+    auto read = contract::read_secret(
+        map_env(std::map<std::string, std::string, std::less<>>{{contract::kSecretVar, value}}));
+    ASSERT_TRUE(read.ok()) << read.error().message;
+    EXPECT_EQ(*read, std::string(raw->begin(), raw->end()));
+}
+
+TEST(StepSecret, MalformedNamesTheVariableNeverTheValue) {
+    auto read = [](const std::string& v) {
+        return contract::read_secret(
+            map_env(std::map<std::string, std::string, std::less<>>{{contract::kSecretVar, v}}));
+    };
+    EXPECT_EQ(*read(""), "");
+    auto wrong_len = read("abcd");
+    ASSERT_FALSE(wrong_len.ok());
+    EXPECT_NE(wrong_len.error().message.find(contract::kSecretVar), std::string::npos);
+    EXPECT_EQ(wrong_len.error().message.find("abcd"), std::string::npos);
+    auto not_hex = read(std::string(63, 'a') + "z");
+    ASSERT_FALSE(not_hex.ok());
+    EXPECT_NE(not_hex.error().message.find("not a hex digit"), std::string::npos);
+    EXPECT_TRUE(contract::read_secret(map_env({}))->empty());
+}
+
+TEST(RandomBytes, LengthAndVariety) {
+    auto a = random_bytes(32);
+    auto b = random_bytes(32);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->size(), 32u);
+    EXPECT_NE(*a, *b);
+    auto none = random_bytes(0);
+    ASSERT_TRUE(none.ok());
+    EXPECT_TRUE(none->empty());
+    auto big = random_bytes(100000);  // more than one getrandom call may return
+    ASSERT_TRUE(big.ok());
+    EXPECT_EQ(big->size(), 100000u);
+}
+
+}  // namespace
+}  // namespace sddp
