@@ -127,8 +127,11 @@ out=$(srun_t --ddp=ports=0 -N1 -n1 true 2>&1) && fail "ports=0 accepted" || \
 if grep -q "^MpiParams=ports=" "$SDDP_CLUSTER_DIR/slurm.conf" 2>/dev/null; then
     out=$(srun_t --ddp --resv-ports=4 -N1 -n1 "$dir/kv.sh" SLURM_DDP_PORTS SLURM_STEP_RESV_PORTS)
     expect_eq "reserved ports: the block is Slurm's" "$(value SLURM_DDP_PORTS "$out")" "$(value SLURM_STEP_RESV_PORTS "$out")"
-    out=$(srun_t --ddp --resv-ports=2 -N1 -n1 true 2>&1) && fail "2 reserved ports for a block of 4 accepted" || \
-        expect_contains "reserved ports too few: names --resv-ports" "$out" "--resv-ports=4"
+    out=$(srun_t --ddp -N2 -n2 "$dir/kv.sh" SLURM_DDP_PORTS SLURM_STEP_RESV_PORTS | kv)
+    expect_eq "reserved ports Slurm chose unasked: the default block is Slurm's" \
+        "$(value SLURM_DDP_PORTS "$(head -1 <<<"$out")")" "$(value SLURM_STEP_RESV_PORTS "$(head -1 <<<"$out")")"
+    out=$(srun_t --ddp=ports=4 --resv-ports=2 -N1 -n1 true 2>&1) && fail "2 reserved ports for ports=4 accepted" || \
+        expect_contains "reserved ports fewer than ports=4: names --resv-ports" "$out" "--resv-ports=4"
 fi
 
 # ---- net-hints: GLOO_SOCKET_IFNAME ------------------------------------------------------------

@@ -77,6 +77,12 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
     if (in.resv_ports && !in.resv_ports->empty()) {
         SDDP_TRY(run, first_reserved_run(*in.resv_ports));
         const std::uint32_t have = std::uint32_t{run.last} - run.first + 1;
+        // Where MpiParams=ports= is set, Slurm reserves a few ports for every step unasked. With
+        // the default size the block is what Slurm reserved; a size someone asked for is a promise
+        // to the program, so fewer is an error.
+        if (have < k && !opts.ports) {
+            return PortBlock{run.first, run.last, "reserved"};
+        }
         if (have < k) {
             return make_error(Errc::invalid_input,
                               "SLURM_STEP_RESV_PORTS=" + quote_value(*in.resv_ports) +

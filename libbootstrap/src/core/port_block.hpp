@@ -5,7 +5,9 @@
 // MASTER_PORT. Every task computes the same block alone, from facts all tasks share:
 //   1. `--ddp=port=N`: the block starts at N;
 //   2. Slurm's reserved ports (SLURM_STEP_RESV_PORTS): the first K of them, which must be one
-//      run of consecutive ports; fewer is an error that names --resv-ports=K;
+//      run of consecutive ports; fewer is an error that names --resv-ports=K when ports=K was
+//      given, and with the default K the block is the run Slurm reserved (MpiParams=ports= makes
+//      Slurm reserve a few ports for every step unasked);
 //   3. otherwise the site's range (ephemeral ports cut out) is cut into slots of K ports; the
 //      slot is a mixed hash of the job id (congruent ids land far apart) plus the step id (steps
 //      of one job take neighbouring slots, hence disjoint blocks
