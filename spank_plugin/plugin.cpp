@@ -93,8 +93,10 @@ struct spank_option kDdpOption = {
     const_cast<char*>("ddp"),
     const_cast<char*>("[opts]"),
     const_cast<char*>("Run the step as a distributed data-parallel job: sets RANK, WORLD_SIZE, "
-                      "MASTER_ADDR, MASTER_PORT, LOCAL_RANK... per task (opts: port=N, "
-                      "gpu-bind=local|single|closest|none, verbose, off; man spank_ddp)"),
+                      "MASTER_ADDR, MASTER_PORT, LOCAL_RANK... per task (opts: port=N, ports=K, "
+                      "gpu-bind=local|single|closest|none, launcher, nproc=N, torchelastic, "
+                      "rank-order=block|node, net-hints, debug[=DIR], verbose, off; "
+                      "man spank_ddp)"),
     2,  // optional argument: --ddp or --ddp=opts
     0,
     on_option,

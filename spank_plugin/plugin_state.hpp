@@ -25,6 +25,10 @@ struct PluginState {
     // The step's GPU lists on this node before Slurm narrows them per task (user_init sees the
     // step environment; the tasks are forked afterwards and inherit this memory).
     std::map<std::string, std::string, std::less<>> step_gpu_env;
+    // MASTER_ADDR/MASTER_PORT as srun exported them (user_init, before any plugin's task_init).
+    // A value that appears only by task_init came from another plugin, e.g. a container hook.
+    bool step_env_seen = false;
+    std::map<std::string, std::string, std::less<>> step_master_env;
     // Time spent in each hook so far. slurmstepd's tasks are forked after user_init and inherit
     // the init/option/user_init times, so each task can report them with its own task_init.
     HookTimes times;

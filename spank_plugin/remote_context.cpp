@@ -8,6 +8,7 @@
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
 #include "os/host_files.hpp"
+#include "os/make_dirs.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "spank_env.hpp"
@@ -37,6 +38,17 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     auto facts = read_step_facts(env);
     if (!facts) return fail(nullptr, facts.error().message);
 
+    // pyxis imports a container's environment in its task_init, and enroot's PyTorch hook puts
+    // MASTER_ADDR/MASTER_PORT there (a port from the job id in the ephemeral range, the same for
+    // every step). Values srun did not carry are not the user's: replace them as override would.
+    if (state().step_env_seen && state().step_master_env.empty() &&
+        (env("MASTER_ADDR") || env("MASTER_PORT"))) {
+        opts->override_env = true;
+        log_verbose(
+            "MASTER_ADDR/MASTER_PORT appeared after launch (set by another plugin, e.g. a "
+            "container hook): replaced with the step's");
+    }
+
     std::string note;
     const TaskHostFacts host =
         gather_task_host_facts(env, *facts, *opts, map_env(state().step_gpu_env), &note);
@@ -49,6 +61,10 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
         const auto st = master_port_status(launch.master_port, launch.port_source,
                                            probe_port_bind(launch.master_port));
         if (!st) return fail(&*facts, st.error().message);
+    }
+    if (task->debug_dir) {
+        if (auto st = make_directories(*task->debug_dir); !st)
+            return fail(&*facts, "--ddp=debug: " + st.error().message);
     }
     if (auto st = apply_env(sp, task->vars); !st) return fail(&*facts, st.error().message);
 
@@ -68,6 +84,10 @@ int on_user_init(spank_t sp) {
     const EnvLookup env = spank_env(sp);
     for (const char* name : kStepGpuVars) {
         if (auto v = env(name)) state().step_gpu_env[name] = *v;
+    }
+    state().step_env_seen = true;
+    for (const char* name : {"MASTER_ADDR", "MASTER_PORT"}) {
+        if (auto v = env(name)) state().step_master_env[name] = *v;
     }
     return 0;
 }

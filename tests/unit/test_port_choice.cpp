@@ -3,9 +3,29 @@
 #include <cerrno>
 #include <set>
 
+#include "core/port_block.hpp"
 #include "core/port_choice.hpp"
 
 using namespace sddp;
+
+namespace {
+
+// MASTER_PORT as the step's block starts it (core/port_block), with the default block size.
+struct FirstPort {
+    std::uint16_t port = 0;
+    std::string source;
+};
+Result<FirstPort> choose_master_port(std::uint32_t job, std::uint32_t step,
+                                     std::optional<std::string_view> resv, const DdpOptions& o) {
+    PortBlockInput in;
+    in.job_id = job;
+    in.step_id = step;
+    in.resv_ports = resv;
+    SDDP_TRY(block, choose_port_block(in, o));
+    return FirstPort{block.first, block.source};
+}
+
+}  // namespace
 
 TEST(PortChoice, ExplicitOptionWins) {
     DdpOptions o;

@@ -23,6 +23,10 @@ inline constexpr const char* kStepVar = "SLURM_DDP_STEP";
 inline constexpr const char* kDeviceVar = "SLURM_DDP_DEVICE";
 // Rendezvous timeout in seconds (--ddp=timeout=S).
 inline constexpr const char* kTimeoutVar = "SLURM_DDP_TIMEOUT";
+// "<first>-<last>": the step's block of ports, MASTER_PORT first (--ddp=ports=K).
+inline constexpr const char* kPortsVar = "SLURM_DDP_PORTS";
+// Workers of the whole step under --ddp=launcher (accelerate launch's --num_processes).
+inline constexpr const char* kNumProcessesVar = "SLURM_DDP_NUM_PROCESSES";
 // tcp | pmi2 | pmix | auto: which transport the library uses.
 inline constexpr const char* kTransportVar = "SLURM_DDP_TRANSPORT";
 // "1": run the TCP rendezvous without a secret (unsafe; launches without Slurm only).

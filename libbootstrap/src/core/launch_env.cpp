@@ -5,7 +5,8 @@
 #include "core/hostlist.hpp"
 #include "core/node_order.hpp"
 #include "core/numbers.hpp"
-#include "core/port_choice.hpp"
+#include "core/port_block.hpp"
+#include "core/rank_order.hpp"
 
 namespace sddp {
 namespace {
@@ -22,7 +23,9 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
         return *opts.addr;
     }
     std::string host;
-    if (node_distribution(f.distribution) == "arbitrary") {
+    // Under rank-order=node, rank 0 is the first task of the first node, whatever the host file.
+    const bool node_order = opts.rank_order == "node";
+    if (!node_order && node_distribution(f.distribution) == "arbitrary") {
         const std::string intro =
             "MASTER_ADDR cannot be known under --distribution=arbitrary: the host of rank 0 is "
             "in SLURM_HOSTFILE";
@@ -76,14 +79,16 @@ const std::vector<std::string>& launch_variable_names() {
                                                  "ROLE_NAME",
                                                  contract::kStepVar,
                                                  contract::kTimeoutVar,
-                                                 contract::kSecretVar};
+                                                 contract::kSecretVar,
+                                                 contract::kPortsVar};
     return kNames;
 }
 
 Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                     const LaunchContext& ctx) {
     LaunchEnv e;
-    e.rank = f.procid;
+    SDDP_TRY(order, parse_rank_order(opts.rank_order));
+    e.rank = ordered_rank(f, order);
     e.world_size = f.ntasks;
     e.local_rank = f.localid;
     e.local_world_size = f.tasks_per_node.at(f.node_index);
@@ -113,6 +118,10 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
         }
     }
 
+    PortBlockInput ports;
+    ports.job_id = f.job_id;
+    ports.step_id = f.step_id;
+    if (f.resv_ports) ports.resv_ports = *f.resv_ports;
     if (ctx.user_master_port && !ctx.user_master_port->empty() && !override_env) {
         const auto p = parse_decimal(*ctx.user_master_port, 65535);
         if (!p || *p == 0) {
@@ -121,17 +130,12 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                   " (exported by you) is not a port number; unset it, fix it, or "
                                   "use --ddp=override to let --ddp choose");
         }
-        e.master_port = static_cast<std::uint16_t>(*p);
-        e.port_source = "user";
-    } else {
-        SDDP_TRY(port,
-                 choose_master_port(
-                     f.job_id, f.step_id,
-                     f.resv_ports ? std::optional<std::string_view>(*f.resv_ports) : std::nullopt,
-                     opts));
-        e.master_port = port.port;
-        e.port_source = port.source;
+        ports.user_port = static_cast<std::uint16_t>(*p);
     }
+    SDDP_TRY(block, choose_port_block(ports, opts));
+    e.master_port = block.first;
+    e.ports_last = block.last;
+    e.port_source = block.source;
 
     auto set = [&](std::string name, std::string value, bool keep = false) {
         e.vars.push_back(EnvAssignment{std::move(name), std::move(value), keep});
@@ -150,6 +154,7 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
     set("ROLE_WORLD_SIZE", std::to_string(e.world_size));
     set("ROLE_NAME", "default");
     set(contract::kStepVar, e.step_tag);
+    set(contract::kPortsVar, std::to_string(e.master_port) + "-" + std::to_string(e.ports_last));
     if (opts.timeout_s) set(contract::kTimeoutVar, std::to_string(*opts.timeout_s));
     return e;
 }

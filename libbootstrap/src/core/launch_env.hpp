@@ -28,9 +28,10 @@ struct LaunchEnv {
     std::uint32_t nnodes = 1;
     std::string master_addr;
     std::uint16_t master_port = 0;
-    std::string port_source;  // "option", "reserved", "derived" or "user"
-    std::string addr_source;  // "nodelist", "hostfile", "option" or "user"
-    std::string step_tag;     // "<job>.<step>": identifies the step to the rendezvous
+    std::uint16_t ports_last = 0;  // the step's port block is master_port..ports_last
+    std::string port_source;       // "option", "reserved", "derived" or "user"
+    std::string addr_source;       // "nodelist", "hostfile", "option" or "user"
+    std::string step_tag;          // "<job>.<step>": identifies the step to the rendezvous
     std::vector<EnvAssignment> vars;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 
+#include "core/rank_order.hpp"
 namespace sddp {
 namespace {
 
@@ -18,12 +19,15 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
     out += "slurm-ddp: step " + e.step_tag + ": WORLD_SIZE=" + std::to_string(e.world_size) +
            " on " + std::to_string(e.nnodes) + " node(s), MASTER_ADDR=" + e.master_addr + " (" +
            e.addr_source + ") MASTER_PORT=" + std::to_string(e.master_port) + " (" + e.port_source +
-           ")";
+           ") ports " + std::to_string(e.master_port) + "-" + std::to_string(e.ports_last);
     const std::string described = describe_options(opts);
     if (!described.empty()) out += ", options " + described;
     out += "\n";
 
-    auto layout = ranks_per_node(f);
+    auto order = parse_rank_order(opts.rank_order);
+    Result<std::vector<std::vector<std::uint32_t>>> layout =
+        order ? ordered_ranks_per_node(f, *order)
+              : Result<std::vector<std::vector<std::uint32_t>>>(order.take_error());
     if (!layout) {
         out += "slurm-ddp: per-rank table unavailable: " + layout.error().message + "\n";
         return out;

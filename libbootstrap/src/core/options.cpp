@@ -27,11 +27,20 @@ constexpr std::array kKeys{
     KeySpec{"addr-suffix", Scope::both, "addr-suffix=S: MASTER_ADDR is rank 0's host + S"},
     KeySpec{"gpu-bind", Scope::both, "gpu-bind=local|single|closest|none"},
     KeySpec{"gpu-share", Scope::both, "allow more tasks than GPUs on a node"},
-    KeySpec{"nccl-hints", Scope::both, "set NCCL_SOCKET_IFNAME/NCCL_IB_HCA from topology"},
+    KeySpec{"net-hints", Scope::both,
+            "NCCL_SOCKET_IFNAME/NCCL_IB_HCA from topology, GLOO_SOCKET_IFNAME to MASTER_ADDR"},
+    KeySpec{"nccl-hints", Scope::both, "the same as net-hints (older name)"},
     KeySpec{"verbose", Scope::both, "rank 0 prints the rank/host/GPU table"},
     KeySpec{"check", Scope::both, "run slurm-ddp check before the program; fail the task if not"},
     KeySpec{"override", Scope::both, "replace MASTER_ADDR/MASTER_PORT the user exported"},
     KeySpec{"timeout", Scope::both, "timeout=SECONDS: libbootstrap rendezvous timeout"},
+    KeySpec{"launcher", Scope::both, "one task per node runs torchrun/accelerate/deepspeed: PET_*"},
+    KeySpec{"nproc", Scope::both, "nproc=N: workers per node under launcher (default: GPUs or 1)"},
+    KeySpec{"torchelastic", Scope::both, "TORCHELASTIC_RUN_ID...: frameworks trust the variables"},
+    KeySpec{"rank-order", Scope::both,
+            "rank-order=block|node: node makes ranks contiguous per node"},
+    KeySpec{"ports", Scope::both, "ports=K: MASTER_PORT..+K-1 reserved for the step (default 4)"},
+    KeySpec{"debug", Scope::both, "debug[=DIR]: NCCL/torch diagnostics into DIR/<job>.<step>"},
 };
 
 constexpr std::size_t kMaxOptionText = 4096;  // longer than any sane option string
@@ -97,7 +106,7 @@ class OptionParser {
 
     Status parse_item(std::string_view item) {
         const auto eq = item.find('=');
-        const auto key = trim(item.substr(0, eq));
+        auto key = trim(item.substr(0, eq));
         const std::optional<std::string_view> value =
             eq == std::string_view::npos
                 ? std::nullopt
@@ -115,6 +124,7 @@ class OptionParser {
                                  : "") +
                             ". Valid keys:" + valid_keys(scope_));
         }
+        if (key == "nccl-hints") key = "net-hints";  // one option under two names
         if (std::find(seen_.begin(), seen_.end(), key) != seen_.end()) {
             return fail(Errc::invalid_input, "gives " + quote_value(key) + " twice; give it once");
         }
@@ -238,8 +248,63 @@ class OptionParser {
             opts_.timeout_s = static_cast<std::uint32_t>(*v);
             return ok_status();
         }
+        if (key == "nproc" || key == "ports") {
+            const bool is_nproc = key == "nproc";
+            SDDP_CHECK(need_value(key, value, is_nproc ? "nproc=8" : "ports=4"));
+            const std::uint32_t max = is_nproc ? kMaxNproc : kMaxPortBlock;
+            const auto v = parse_decimal(*value, max);
+            if (!v || *v == 0) {
+                return fail(Errc::invalid_input,
+                            "has " + std::string(key) + "=" + quote_value(*value) +
+                                "; expected a number from 1 to " + std::to_string(max) +
+                                (is_nproc ? " (workers the launcher starts on each node)"
+                                          : " (ports reserved for the step from MASTER_PORT on)"));
+            }
+            (is_nproc ? opts_.nproc : opts_.ports) = static_cast<std::uint32_t>(*v);
+            return ok_status();
+        }
+        if (key == "rank-order") {
+            SDDP_CHECK(need_value(key, value, "rank-order=node"));
+            for (const char* o : kRankOrders) {
+                if (*value == o) {
+                    opts_.rank_order = std::string(*value);
+                    return ok_status();
+                }
+            }
+            return fail(Errc::invalid_input,
+                        "has rank-order=" + quote_value(*value) +
+                            "; valid orders: block (RANK=SLURM_PROCID, the default), node (ranks "
+                            "contiguous per node, in node order)");
+        }
+        if (key == "debug") {
+            // debug=no lets a user turn off a site's debug default; anything else is a path.
+            if (!value) {
+                opts_.debug = true;
+                return ok_status();
+            }
+            for (std::string_view word : {"0", "no", "false", "off", "1", "yes", "true", "on"}) {
+                if (*value == word) return set_flag(opts_.debug, key, value);
+            }
+            opts_.debug = true;
+            SDDP_CHECK(need_value(key, value, "debug=/scratch/ddp-debug"));
+            const bool ok =
+                value->size() <= 1024 && std::all_of(value->begin(), value->end(), [](char c) {
+                    return static_cast<unsigned char>(c) > ' ' && c != '\\' &&
+                           static_cast<unsigned char>(c) < 0x7f;
+                });
+            if (!ok) {
+                return fail(Errc::invalid_input,
+                            "has debug=" + quote_value(*value) +
+                                "; expected a directory path without spaces, control characters "
+                                "or backslashes (max 1024 characters)");
+            }
+            opts_.debug_dir = std::string(*value);
+            return ok_status();
+        }
+        if (key == "launcher") return set_flag(opts_.launcher, key, value);
+        if (key == "torchelastic") return set_flag(opts_.torchelastic, key, value);
         if (key == "gpu-share") return set_flag(opts_.gpu_share, key, value);
-        if (key == "nccl-hints") return set_flag(opts_.nccl_hints, key, value);
+        if (key == "net-hints") return set_flag(opts_.nccl_hints, key, value);
         if (key == "verbose") return set_flag(opts_.verbose, key, value);
         if (key == "check") return set_flag(opts_.check, key, value);
         if (key == "override") return set_flag(opts_.override_env, key, value);
@@ -266,6 +331,17 @@ class OptionParser {
         if (has("port") && has("port-range")) {
             return fail(Errc::invalid_input,
                         "gives both 'port' and 'port-range'; a fixed port makes the range unused");
+        }
+        if (has("nproc") && !opts_.launcher.value_or(false)) {
+            return fail(Errc::invalid_input,
+                        "gives nproc= without launcher; nproc is the launcher's workers per node, "
+                        "so add launcher (--ddp=launcher,nproc=N) or drop nproc");
+        }
+        if (opts_.launcher.value_or(false) && opts_.rank_order == "node") {
+            return fail(Errc::invalid_input,
+                        "combines launcher with rank-order=node; under launcher --ddp sets no "
+                        "RANK (the launcher numbers its workers, contiguously per node), so drop "
+                        "rank-order");
         }
         if (opts_.gpu_share.value_or(false) && opts_.gpu_bind == "none") {
             return fail(Errc::invalid_input,
@@ -321,6 +397,13 @@ DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user) {
     take(out.override_env, user.override_env);
     take(out.timeout_s, user.timeout_s);
     take(out.port_range, user.port_range);
+    take(out.launcher, user.launcher);
+    take(out.nproc, user.nproc);
+    take(out.torchelastic, user.torchelastic);
+    take(out.rank_order, user.rank_order);
+    take(out.ports, user.ports);
+    take(out.debug, user.debug);
+    take(out.debug_dir, user.debug_dir);
     return out;
 }
 
@@ -339,11 +422,17 @@ std::string describe_options(const DdpOptions& o) {
     if (o.addr_suffix) add("addr-suffix=" + *o.addr_suffix);
     if (o.gpu_bind) add("gpu-bind=" + *o.gpu_bind);
     if (o.gpu_share.value_or(false)) add("gpu-share");
-    if (o.nccl_hints.value_or(false)) add("nccl-hints");
+    if (o.nccl_hints.value_or(false)) add("net-hints");
     if (o.verbose.value_or(false)) add("verbose");
     if (o.check.value_or(false)) add("check");
     if (o.override_env.value_or(false)) add("override");
     if (o.timeout_s) add("timeout=" + std::to_string(*o.timeout_s));
+    if (o.launcher.value_or(false)) add("launcher");
+    if (o.nproc) add("nproc=" + std::to_string(*o.nproc));
+    if (o.torchelastic.value_or(false)) add("torchelastic");
+    if (o.rank_order) add("rank-order=" + *o.rank_order);
+    if (o.ports) add("ports=" + std::to_string(*o.ports));
+    if (o.debug.value_or(false)) add(o.debug_dir ? "debug=" + *o.debug_dir : "debug");
     return out;
 }
 

@@ -33,13 +33,24 @@ struct DdpOptions {
     std::optional<std::string> addr_suffix;  // addr-suffix=S: first host + S (fabric names)
     std::optional<std::string> gpu_bind;     // gpu-bind=local|single|closest|none
     std::optional<bool> gpu_share;           // allow more tasks than GPUs on a node
-    std::optional<bool> nccl_hints;          // set NCCL_SOCKET_IFNAME / NCCL_IB_HCA
+    std::optional<bool> nccl_hints;          // net-hints (alias nccl-hints): NCCL_*, GLOO_* hints
     std::optional<bool> verbose;             // rank 0 prints the mapping table
     std::optional<bool> check;               // run `slurm-ddp check` before the program
     std::optional<bool> override_env;        // overwrite user-exported MASTER_ADDR/PORT
     std::optional<std::uint32_t> timeout_s;  // rendezvous timeout for libbootstrap
     std::optional<PortRange> port_range;     // site only: where derived ports fall
+    std::optional<bool> launcher;            // one task per node runs torchrun/accelerate/...
+    std::optional<std::uint32_t> nproc;      // nproc=N: workers per node under launcher
+    std::optional<bool> torchelastic;        // TORCHELASTIC_* markers (torchrun-launched)
+    std::optional<std::string> rank_order;   // rank-order=block|node
+    std::optional<std::uint32_t> ports;      // ports=K: size of the step's port block
+    std::optional<bool> debug;               // debug[=DIR]: NCCL/torch diagnostics
+    std::optional<std::string> debug_dir;    // debug=DIR (relative: to SLURM_SUBMIT_DIR)
 };
+
+inline constexpr std::uint32_t kDefaultPortBlock = 4;
+inline constexpr std::uint32_t kMaxPortBlock = 256;
+inline constexpr std::uint32_t kMaxNproc = 1024;
 
 // The value of `--ddp`: nullptr/empty/"(null)" (a bare `#SBATCH --ddp`) mean "on, defaults".
 Result<DdpOptions> parse_user_options(std::string_view optarg);
@@ -51,5 +62,6 @@ DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user);
 std::string describe_options(const DdpOptions& opts);
 
 inline constexpr const char* kGpuBindPolicies[] = {"local", "single", "closest", "none"};
+inline constexpr const char* kRankOrders[] = {"block", "node"};
 
 }  // namespace sddp

@@ -3,7 +3,9 @@
 #include <utility>
 
 #include "core/cpu_bind_list.hpp"
+#include "core/launcher_env.hpp"
 #include "core/layout_table.hpp"
+#include "core/trainer_env.hpp"
 
 namespace sddp {
 namespace {
@@ -79,18 +81,41 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
     out.launch = std::move(launch);
 
     SDDP_TRY(gpu_input, binding_input(opts, env, out.launch, host));
-    SDDP_TRY(binding, bind_gpus(gpu_input));
-    out.binding = std::move(binding);
 
-    out.vars = out.launch.vars;
-    if (out.binding.changed) {
-        out.vars.insert(out.vars.end(), out.binding.env.begin(), out.binding.env.end());
-    }
-    const int bound_cpus = host.task_cpus ? static_cast<int>(host.task_cpus->size()) : 0;
-    if (auto omp =
-            omp_threads_assignment(env("SLURM_CPUS_PER_TASK"), env("SLURM_CPUS_ON_NODE"),
-                                   static_cast<int>(out.launch.local_world_size), bound_cpus)) {
-        out.vars.push_back(*omp);
+    const auto step_visible =
+        host.step_gpu_env ? host.step_gpu_env("CUDA_VISIBLE_DEVICES") : std::nullopt;
+    TrainerEnvInput tin;
+    tin.facts = &facts;
+    tin.launch = &out.launch;
+    tin.opts = &opts;
+    tin.env = env;
+    tin.node_gpus = gpu_list_count(step_visible ? step_visible : env("CUDA_VISIBLE_DEVICES"));
+    tin.gloo_ifname = host.gloo_ifname;
+    tin.gloo_why_not = host.gloo_why_not;
+    SDDP_TRY(trainer, derive_trainer_env(tin));
+    out.vars = std::move(trainer.vars);
+    out.launcher = trainer.launcher;
+    out.debug_dir = trainer.debug_dir;
+
+    if (trainer.launcher) {
+        // The launcher hands the node's GPUs to its workers: no per-task binding, no
+        // SLURM_DDP_DEVICE (every worker would inherit the one device), and no OMP_NUM_THREADS
+        // (torchrun sets 1 per worker when it is unset).
+        auto gpus = launcher_gpu_env(step_visible, env("CUDA_VISIBLE_DEVICES"));
+        out.vars.insert(out.vars.end(), gpus.begin(), gpus.end());
+        out.binding.describe = "launcher: the step's GPUs on the node are the launcher's";
+    } else {
+        SDDP_TRY(binding, bind_gpus(gpu_input));
+        out.binding = std::move(binding);
+        if (out.binding.changed) {
+            out.vars.insert(out.vars.end(), out.binding.env.begin(), out.binding.env.end());
+        }
+        const int bound_cpus = host.task_cpus ? static_cast<int>(host.task_cpus->size()) : 0;
+        if (auto omp =
+                omp_threads_assignment(env("SLURM_CPUS_PER_TASK"), env("SLURM_CPUS_ON_NODE"),
+                                       static_cast<int>(out.launch.local_world_size), bound_cpus)) {
+            out.vars.push_back(*omp);
+        }
     }
 
     out.summary = "rank " + std::to_string(out.launch.rank) + "/" +
@@ -98,7 +123,8 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
                   " MASTER_PORT=" + std::to_string(out.launch.master_port) + " " +
                   out.binding.describe;
     if (table_wanted(table, opts, out.launch)) {
-        out.table = format_layout_table(facts, out.launch, opts, gpu_describer(gpu_input));
+        out.table = format_layout_table(facts, out.launch, opts, gpu_describer(gpu_input)) +
+                    format_trainer_notes(trainer);
     }
     return out;
 }

@@ -29,6 +29,9 @@ struct TaskHostFacts {
     EnvLookup step_gpu_env;
     std::optional<GpuTopologyFacts> topology;   // read only where `needs_topology` says so
     std::optional<std::vector<int>> task_cpus;  // the task's CPU affinity, when readable
+    // net-hints: the interface towards the step's peers (GLOO_SOCKET_IFNAME), or why none.
+    std::optional<std::string> gloo_ifname;
+    std::optional<std::string> gloo_why_not;
 };
 
 // Reading the topology costs milliseconds per task: only `closest` and the NCCL hints use it.
@@ -40,9 +43,11 @@ struct TaskEnv {
     StepFacts facts;
     LaunchEnv launch;
     GpuBinding binding;
-    std::vector<EnvAssignment> vars;  // in the order to set them
-    std::string table;                // the layout table, when it was wanted
-    std::string summary;              // one line for the debug log
+    std::vector<EnvAssignment> vars;       // in the order to set them
+    std::string table;                     // the layout table, when it was wanted
+    std::string summary;                   // one line for the debug log
+    bool launcher = false;                 // --ddp=launcher: no per-task GPU binding
+    std::optional<std::string> debug_dir;  // --ddp=debug: the caller creates it
 };
 
 Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,

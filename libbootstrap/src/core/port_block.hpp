@@ -1,0 +1,47 @@
+// A block of ports per step: MASTER_PORT .. MASTER_PORT+K-1 (`--ddp=ports=K`, default 4).
+//
+// Frameworks open MASTER_PORT + k (asynchronous checkpoint processes, extra stores), so one port
+// per step is not enough: with consecutive per-step ports, step s's MASTER_PORT+1 is step s+1's
+// MASTER_PORT. Every task computes the same block alone, from facts all tasks share:
+//   1. `--ddp=port=N`: the block starts at N;
+//   2. Slurm's reserved ports (SLURM_STEP_RESV_PORTS): the first K of them, which must be one
+//      run of consecutive ports; fewer is an error that names --resv-ports=K when ports=K was
+//      given, and with the default K the block is the run Slurm reserved (MpiParams=ports= makes
+//      Slurm reserve a few ports for every step unasked);
+//   3. otherwise the site's range is cut into slots of K ports (never a node's own ephemeral
+//      range: two nodes would then disagree and wait silently until the timeout); the
+//      slot is a mixed hash of the job id (congruent ids land far apart) plus the step id (steps
+//      of one job take neighbouring slots, hence disjoint blocks
+//      when they use the same K).
+// A MASTER_PORT the user exported starts the block too (port source "user").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/options.hpp"
+#include "core/result.hpp"
+
+namespace sddp {
+
+struct PortBlock {
+    std::uint16_t first = 0;  // MASTER_PORT
+    std::uint16_t last = 0;   // inclusive
+    std::string source;       // "option", "reserved", "derived" or "user"
+};
+
+struct PortBlockInput {
+    std::uint32_t job_id = 0;
+    std::uint32_t step_id = 0;
+    std::optional<std::string_view> resv_ports;  // SLURM_STEP_RESV_PORTS
+    std::optional<std::uint16_t> user_port;      // MASTER_PORT the user exported (validated)
+};
+
+Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts);
+
+// "first-last", the value of SLURM_DDP_PORTS.
+std::string port_block_text(const PortBlock& b);
+
+}  // namespace sddp

@@ -1,0 +1,33 @@
+// RANK under `--ddp=rank-order=node`: contiguous per node, in node order, like torchrun's.
+//
+// Slurm's SLURM_PROCID follows the distribution (-m cyclic, plane=N), so with `block` (the
+// default, RANK=SLURM_PROCID) ranks of one node need not be neighbours. Code that builds
+// intra-node groups from RANK // LOCAL_WORLD_SIZE then groups the wrong ranks. `node` renumbers:
+// the tasks of the nodes before this one, then SLURM_LOCALID. Slurm numbers local ids in
+// SLURM_PROCID order on each node, so the relative order of a node's tasks is kept.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.hpp"
+#include "core/step_facts.hpp"
+
+namespace sddp {
+
+enum class RankOrder { block, node };
+
+// nullopt means the default, block.
+Result<RankOrder> parse_rank_order(const std::optional<std::string>& text);
+
+// This task's RANK under `order` (block: SLURM_PROCID).
+std::uint32_t ordered_rank(const StepFacts& facts, RankOrder order);
+
+// The global ranks on each node under `order`, for the verbose table. node needs no
+// distribution facts; block needs what ranks_per_node needs (no arbitrary distribution).
+Result<std::vector<std::vector<std::uint32_t>>> ordered_ranks_per_node(const StepFacts& facts,
+                                                                       RankOrder order);
+
+}  // namespace sddp

@@ -1,0 +1,22 @@
+// The local side of the route towards a host, for GLOO_SOCKET_IFNAME (core/net_hints.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/net_hints.hpp"
+
+namespace sddp {
+
+// This host's interfaces with their IPv4/IPv6 addresses (getifaddrs), up interfaces only.
+std::vector<InterfaceAddress> read_interface_addresses();
+
+// The local address the kernel would use to reach `host` (resolved with getaddrinfo; a connected
+// UDP socket sends nothing). nullopt when it does not resolve or has no route.
+std::optional<std::string> local_address_towards(const std::string& host);
+
+// Both together: the interface name for GLOO_SOCKET_IFNAME, or nullopt (with `why` set).
+std::optional<std::string> interface_towards(const std::string& host, std::string* why);
+
+}  // namespace sddp
