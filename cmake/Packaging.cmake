@@ -45,10 +45,14 @@ set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_COMPONENTS_ALL slurm_ddp_plugin slurm_ddp_runtime slurm_ddp_devel)
 set(CPACK_COMPONENT_SLURM_DDP_DEVEL_DEPENDS slurm_ddp_runtime)
+# `slurm-ddp check` runs the library's own rendezvous: the tool links libslurm_ddp.
+set(CPACK_COMPONENT_SLURM_DDP_PLUGIN_DEPENDS slurm_ddp_runtime)
 
 set(CPACK_DEB_COMPONENT_INSTALL ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# dpkg-shlibdeps resolves the tool's libslurm_ddp.so.0 from the build tree (its own package).
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CMAKE_BINARY_DIR}/libbootstrap/src/api)
 set(CPACK_DEBIAN_PACKAGE_GENERATE_SHLIBS ON)
 # Strips the binaries and puts their symbols into <package>-dbgsym_*.ddeb.
 set(CPACK_DEBIAN_DEBUGINFO_PACKAGE ON)
