@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // bootstrap_bench: how long the rendezvous takes to hand a 128-byte NCCL unique id to N local
 // ranks and to finish a preflight-like allgather of a 64-byte record per rank.
 //

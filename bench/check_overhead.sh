@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What --ddp=check adds to a step launch: `srun --ddp -N2 -n2 true` and the same with
 # --ddp=check, alternating (drift hits both alike), REPS pairs inside one allocation (no
 # queueing); then `srun --ddp slurm-ddp check` alone. Prints medians, p10-p90 and the paired

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // nccl_init_bench: time from process start to a ready one-rank NCCL communicator, through the
 // library (sddp_init) versus calling CUDA and NCCL directly: the library's overhead.
 //

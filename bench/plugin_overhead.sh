@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Step-launch overhead of the plugin on the local cluster, three arms interleaved (so drift hits
 # all alike), REPS times each, in this order per repetition:
 #   none   `srun -n N true` with plugstack.conf emptied (a site without the plugin)

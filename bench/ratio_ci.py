@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """95 % bootstrap intervals of median ratios between the arms of bench/plugin_overhead.sh, per N
 (is the launch overhead under 2 %?). A ratio of two medians of ~100 noisy launches
 scatters by several per cent from run to run; the interval says what a run can and cannot resolve.

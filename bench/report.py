@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Merges the RESULT lines of bootstrap_bench / tcpstore_bench.py and the MPIRUN lines of
 mpi_bcast into one Markdown table with ratios. No dependencies.
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Bootstrap benchmarks: builds the benchmarks if needed, runs ours / the floor /
 # PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios;
 # then, where a GPU is visible, exec -> ready one-rank NCCL communicator through the library

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Scale model of the bootstrap: time to hand the 128-byte NCCL id to every rank and to
 finish the preflight at 10k and 100k ranks, for
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Real-launch bootstrap benchmark: the library under `srun --ddp` on the local Slurm
 # cluster, over TCP (the plugin's MASTER_ADDR/MASTER_PORT and per-step secret) and over PMI2
 # (`srun --ddp --mpi=pmi2`: no port, Slurm's key-value space) or PMIx (`--mpi=pmix`). Every task

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* srun_rank: one task of the real-launch bootstrap benchmark (bench/srun_bench.sh).
  *
  * Started by `srun --ddp [--mpi=pmi2] -n N`, every task sleeps until the common start time

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """PyTorch TCPStore doing the rendezvous job the way PyTorch distributes the NCCL id.
 
 Run with the Debian interpreter that has python3-torch (1.13):  /usr/bin/python3 bench/tcpstore_bench.py

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What `cmake --install` puts where, and the Debian packages `cpack -G DEB` builds from it, split
 # the way admins install them:
 #   slurm-ddp         the SPANK plugin, the slurm-ddp tool, man pages, the plugstack.conf snippet

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Reads SLURM_VERSION_NUMBER from the Slurm headers the plugin is built against. Slurm loads a
 # SPANK plugin only under the release whose headers built it ("Incompatible plugin version"), so
 # this version is part of the package's version and bounds its Slurm dependency.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The main job on a fresh machine (as root): install, build, start a real 2-node Slurm cluster on
 # this machine with the plugin registered, and run a PyTorch DDP training step across both nodes
 # with nothing but `srun --ddp`. The cluster stays up for you to try more; stop it with

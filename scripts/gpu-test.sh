@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The GPU suite in one command: builds with NCCL, brings up Slurm on this machine with the
 # scripts in .gpu/ (a copy of ../shared/gpu, see its README), and runs every GPU scenario,
 # printing one verdict line per item (PASS, FAIL, or NOT RUN with the reason) and a summary.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every test of the project, as CI runs them (the README's test command). Run as root on a fresh
 # Debian 12: it installs what it needs, builds, brings the local Slurm cluster up once for all
 # integration tests, and runs the sanitizer builds and bounded fuzzing.

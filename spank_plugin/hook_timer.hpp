@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's own time, measured from inside its hooks.
 //
 // A HookTimer adds the wall time (CLOCK_MONOTONIC) and the CPU time of the calling thread

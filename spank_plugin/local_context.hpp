@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // srun (local) and sbatch/salloc (allocator): validate options before anything is launched, and
 // create the step's rendezvous secret in srun.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The SPANK entry points: a dispatcher on spank_context(), nothing else.
 //
 // Slurm loads this object into srun, sbatch, salloc, slurmd and every slurmstepd. Each hook:

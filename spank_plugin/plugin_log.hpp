@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Logging from inside Slurm processes.
 //
 // Everything goes through the core's one log sink, which the plugin points at Slurm's own log

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the plugin knows in one process (srun, sbatch/salloc or one slurmstepd).
 //
 // SPANK gives no per-call user data, so the state is one static object; every process that loads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurmstepd, per task (task_init): derive the DDP environment and set it.
 #pragma once
 

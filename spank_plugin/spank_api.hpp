@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spank.h for C++.
 //
 // spank.h declares the slurm_spank_* hooks outside its own extern "C" block, so it must be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The task's environment as the core sees it, through spank_getenv/spank_setenv.
 #pragma once
 

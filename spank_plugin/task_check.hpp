@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // --ddp=check: `slurm-ddp check --before-program` runs in each task after its environment is set
 // and before its program is exec'd; a failed check fails the task, so the program never starts.
 //

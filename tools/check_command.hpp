@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `slurm-ddp check [--json] [--nccl] [--timeout=SECONDS] [--before-program]`, run by every task
 // of a step (`srun --ddp slurm-ddp check`): gather what this task sees (check_facts), run the
 // library's own rendezvous and preflight (sddp_init), exchange the records, judge them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The I/O half of `slurm-ddp check`: what this task can see of its node, each fact bounded.
 // The judging is pure and lives in core/step_check.
 #pragma once

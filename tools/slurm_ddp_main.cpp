@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm-ddp: the command-line face of the shared core, for users and admins.
 //
 //   slurm-ddp hostnames LIST        expand a Slurm host list, one host per line

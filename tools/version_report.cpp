@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "version_report.hpp"
 
 #ifndef SDDP_VERSION_STRING

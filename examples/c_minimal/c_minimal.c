@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* c_minimal: the C API without NCCL. Every rank reports who it is, and rank 0 prints the host
  * of every rank, all-gathered over the rendezvous. Runs on CPU nodes:
  *     srun --ddp -N2 -n4 ./c_minimal                                                  */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // cpp_allreduce: the smallest useful NCCL trainer step with the C++ wrapper.
 //
 //     srun --ddp -N2 --ntasks-per-node=4 --gpus-per-node=4 ./cpp_allreduce

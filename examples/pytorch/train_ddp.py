@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A complete PyTorch DDP trainer that runs unchanged under `srun --ddp`.
 
 No launcher, no wrapper: `srun --ddp` sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and

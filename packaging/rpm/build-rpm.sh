@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the RPMs of this checkout (packaging/rpm/slurm-ddp.spec) with rpmbuild, also on Debian
 # (apt-get install rpm), where the BuildRequires (RHEL package names) cannot be checked.
 #

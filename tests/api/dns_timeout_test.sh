@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A MASTER_ADDR name whose DNS server never answers must fail at the rendezvous deadline, not
 # after the resolver's retries (minutes). Needs root for a private mount + network namespace in
 # which /etc/resolv.conf points at 127.0.0.1, where test_api_ranks holds a silent UDP socket.

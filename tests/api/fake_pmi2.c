@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in for Slurm's libpmi2, for testing the PMI2 transport without Slurm.
  *
  * Ranks share a directory (FAKE_PMI2_DIR): PMI2_KVS_Put writes a file per key, PMI2_KVS_Fence

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in for OpenPMIx's libpmix, for testing the PMIx transport without a PMIx server.
  *
  * Ranks share a directory (FAKE_PMIX_DIR): PMIx_Put writes a file per (rank, key), PMIx_Fence

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # libslurm_ddp loads NCCL and the CUDA runtime at run time: it links neither, carries no run
 # path to CUDA, finds this machine's NCCL and reports its version (ncclGetVersion needs no GPU),
 # and names an NCCL that is too old instead of failing with an undefined symbol.

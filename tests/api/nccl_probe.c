@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* What libslurm_ddp finds at run time: "have_nccl=1 version=22809". With "init": sddp_init with
  * NCCL (a world of one, or the launcher's world), printing the status, the message and the
  * device chosen. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Install libslurm_ddp (runtime + development components only: the SPANK plugin's install
 # location is outside any prefix) into a fresh prefix, then build examples/c_minimal against
 # it twice: with find_package(slurm_ddp) and with pkg-config. Run both builds once.

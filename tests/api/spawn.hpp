@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Forking N ranks on this host for the API tests: each child gets a clean launcher
 // environment (no inherited SLURM_*, PMI_*, OMPI_* or DDP variables), runs a function, and
 // exits with its status; the parent waits with a deadline and kills stragglers.

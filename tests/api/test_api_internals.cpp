@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's pure parts below the C API: settings, transport choice, the
 // PMI2 value codec and the bounded PMI2 worker.
 #include <gtest/gtest.h>

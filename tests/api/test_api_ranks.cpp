@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C and C++ API across real processes on this host, without NCCL (no_nccl): sddp_init over
 // TCP and (with stand-ins for libpmi2 and libpmix) over PMI2 and PMIx, the byte collectives,
 // timeouts, and the errors a user sees. Usage: test_api_ranks <scenario> [ranks] [fake libpmi2 or

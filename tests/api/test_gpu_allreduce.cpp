@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // NCCL communicators from sddp_init on a real GPU: world and node-local all-reduce with
 // ncclCommCount/ncclCommUserRank checked against the identity, back-to-back collectives without
 // polling (the communicators are blocking), and, with --repeat N, N init/finalize cycles in one

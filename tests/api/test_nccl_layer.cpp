@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NCCL layer against recording fakes of libnccl.so.2 and libcudart (tests/api/fakes), which
 // the layer's own loader picks up through LD_LIBRARY_PATH as it would the real ones: the order
 // and arguments of every NCCL call, without a GPU. Pure parts (id roots, poll back-off,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PMIx transport's pure parts: key naming, when auto picks PMIx, the forced choice, and the
 // declared ABI against the real <pmix.h> where libpmix-dev is installed.
 #include <gtest/gtest.h>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds a Slurm release from a source tarball into a private prefix inside this checkout, so the
 # plugin can be built against, and the integration tests run under, the Slurm that sites run
 # (Debian 12 ships 22.05). Nothing is cached outside the checkout.

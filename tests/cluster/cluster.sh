@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A real, local Slurm cluster (Debian's 22.05, or one built by build-slurm.sh) for the integration tests: one slurmctld, NODES slurmd
 # daemons (n1..nN), a private munged, fake GPUs, and a plugstack.conf that points at the
 # slurm-ddp SPANK plugin. Everything lives under SDDP_CLUSTER_DIR; /etc/slurm is never used.

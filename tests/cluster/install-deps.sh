@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs everything slurm-ddp needs on Debian 12 (bookworm): the build toolchain, the test and
 # analysis tools, Slurm 22.05 with munge, and the CPU build of PyTorch for the gloo tests.
 #

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The README's commands stay in sync with the tree.
 
 Checks: the first screen names the two commands and they exist; every repository path the

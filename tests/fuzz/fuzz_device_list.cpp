@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties: parsing a CUDA_VISIBLE_DEVICES-style list never crashes; an accepted list formats
 // to text that parses back to the same list; bind_gpus on arbitrary Slurm values either fails
 // with a message or returns a binding whose device index points into its visible list.

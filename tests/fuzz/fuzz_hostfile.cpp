@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties: parsing a SLURM_HOSTFILE never crashes and places at most `max_ranks` ranks in
 // runs of at least one; memory stays proportional to the input (runs, not one entry per rank:
 // "n1*16000000" is one run); the check against a step never crashes and accepts only a file

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties: expanding never crashes or hangs; an accepted list compresses to a list that
 // expands to the same hosts; first_hostlist_host agrees with the expansion and rejects exactly
 // the lists that expand_hostlist rejects as malformed.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fuzz the --ddp option and plugin-argument parser. Properties: never crash; an accepted value
 // describes itself canonically, and the canonical text parses back to the same description.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Properties: parsing never crashes; an accepted spec re-encoded in Slurm's own N(xM) form parses
 // back to the same counts; rejections carry a message and one of the two expected codes.
 #include <cstdint>

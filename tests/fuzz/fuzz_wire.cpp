@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the rendezvous wire format: arbitrary bytes must never crash, read out
 // of bounds, or allocate beyond the input; whatever decodes must re-encode to the same payload.
 #include <cstddef>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* Stands in for pyxis with enroot's PyTorch hook (neither installs here): in task_init it exports
  * MASTER_PORT=SLURM_JOB_ID % 4536 + 61000 with overwrite, as pyxis imports a container's
  * environment (pyxis_slurmstepd.c, spank_import_container_env) that enroot's

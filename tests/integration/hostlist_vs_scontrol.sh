@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Differential test of our host list expansion against Slurm's own, `scontrol show hostnames`.
 #
 # Usage: hostlist_vs_scontrol.sh EXPANDER [CASES] [SEED]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared helpers for integration tests against the local Slurm cluster (tests/cluster/cluster.sh).
 # Each test script sources this file, runs real srun/sbatch steps and asserts on their output.
 # Exit codes: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Print one line per task with the variables --ddp sets, next to Slurm's own, for assertions:
 # task PROCID RANK LOCAL_RANK WORLD_SIZE LOCAL_WORLD_SIZE NODE_RANK GROUP_RANK GROUP_WORLD_SIZE
 #      NNODES MASTER_ADDR MASTER_PORT HOST LOCALID SECRET_LEN CUDA_VISIBLE_DEVICES

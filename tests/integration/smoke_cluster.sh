@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Smoke test of the local test cluster (tests/cluster/cluster.sh): before any --ddp test can
 # mean anything, plain Slurm must work across nodes: srun, sbatch --wait, TCP between tasks on
 # different nodes (PyTorch gloo), PMI2/PMIx, and the fake GPUs.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `srun --ddp slurm-ddp check` and `--ddp=check` on the real cluster, with faults injected: each
 # fault must end in its own named error within the bound (10 s), and a healthy step must pass.
 #

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # slurm-ddp (the CLI) expands host lists and, run under plain srun, prints exactly what --ddp gives.
 source "$(dirname "$0")/lib.sh"
 CLI="$SDDP_BUILD_DIR/tools/slurm-ddp"

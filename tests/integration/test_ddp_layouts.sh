@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # srun --ddp sets a correct torchrun environment for block, cyclic and uneven layouts on 2 nodes.
 source "$(dirname "$0")/lib.sh"
 

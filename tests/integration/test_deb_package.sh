@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian packages an admin installs: cpack builds them (plugin + tool, runtime library,
 # development files, debug symbols), their names, versions, dependencies and file lists are what
 # admins expect, dpkg installs them, the snippet enabled by a symlink makes the installed plugin

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # `srun slurm-ddp env` prints exactly what `srun --ddp` sets, variable by variable: a GPU step
 # (fake gres), a CPU step and an uneven layout, with the site's plugin arguments read from the
 # cluster's plugstack.conf by the CLI. Both sides run the same layout with a fixed port (the

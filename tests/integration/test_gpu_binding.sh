@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU binding on the real cluster with fake gres devices (4 per node), across 2 nodes: for every
 # policy and Slurm GPU option, device index SLURM_DDP_DEVICE of CUDA_VISIBLE_DEVICES is the task's
 # own GPU, no two tasks of a node share one, and steps without --ddp keep Slurm's values.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # libbootstrap on the real cluster: the C example's identity + rendezvous across 2 nodes under
 # srun --ddp (TCP, authenticated), srun --ddp --mpi=pmi2|pmix (PMI2, PMIx: no port), plain srun without the
 # plugin (Slurm's variables), a rank that never arrives, and the NCCL trainer without a GPU.

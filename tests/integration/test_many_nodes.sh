@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Many nodes: a cluster of its own with SDDP_MANY_NODES (32) slurmd in network namespaces, then
 # srun --ddp across all of them: the C example over TCP and over PMIx (every node a leader, the
 # same host list both ways) and the PyTorch trainer (gloo) with a few ranks per node.

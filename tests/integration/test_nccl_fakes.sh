@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The NCCL layer's choices on the real cluster, with recording fakes of libnccl.so.2 and
 # libcudart (tests/api/fakes) standing in for the GPU: each task's device under plain srun
 # --gpus-per-task=1 (no --ddp), under srun --ddp, and under plain --gres with more tasks than

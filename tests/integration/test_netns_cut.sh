@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A network partition in the middle of a --ddp rendezvous: node n2 loses its link after both
 # tasks have started but before rank 1 joins. Rank 0 (on n1) must give up within the --ddp
 # timeout with an error naming the missing rank, never hang; once the link is back, srun must

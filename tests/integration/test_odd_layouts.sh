@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Layouts Slurm really produces, measured on the local cluster: heterogeneous components out of
 # node order, arbitrary distribution with host*count and with -w overriding SLURM_HOSTFILE,
 # -m plane=N, exported empty values, one port per step, and OMP_NUM_THREADS without binding.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Bad --ddp values are refused by srun and sbatch before anything runs, with the plugin's message.
 source "$(dirname "$0")/lib.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Where rank 0 is not on the first node of the list: arbitrary distribution with a host file,
 # and heterogeneous steps spanning components.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A real PyTorch DDP trainer (gloo, CPU) across 2 nodes under srun --ddp: init_process_group
 # with env:// and no launcher, training, checkpoint, resume, identical weights on every rank.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # #SBATCH --ddp reaches every srun step of the script; concurrent steps and jobs get distinct
 # ports; --ddp=verbose prints one table from rank 0.
 source "$(dirname "$0")/lib.sh"

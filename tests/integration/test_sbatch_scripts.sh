@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The ready job scripts in sbatch/ run as shipped on the local cluster (fake GPUs: the trainer
 # falls back to gloo on CPU) and train to identical weights on every rank.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Trainers and launchers under --ddp on the real cluster: torchrun per node (--ddp=launcher)
 # training across 2 nodes, torch's own is_torchelastic_launched() with and without
 # --ddp=torchelastic, torchrun's worker defaults, rank-order=node under -m cyclic and plane=2,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Installed site-wide, the plugin must not add or change one variable in a step without --ddp,
 # in the batch script, or when its own plugin arguments are broken.
 source "$(dirname "$0")/lib.sh"

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The layering the build promises, checked on the sources.
 
 usage: check_layers.py SOURCE_DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A small fork-based harness for rendezvous scenarios: each rank is a child process, results
 // come back through a shared memory slot per process, and the parent enforces a hard time limit
 // (killing and reaping every child) so no scenario can hang or leak processes.

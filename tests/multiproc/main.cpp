@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Driver: `rdv_multiproc <scenario>` runs one scenario; `rdv_multiproc --list` names them all.
 #include <signal.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rendezvous scenarios, one ctest test each. A scenario returns the number of failed checks.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Attacks on the rendezvous by someone who can reach the port but holds no secret: a connection
 // flood that tries to starve the join, a squatter on the port, log injection, an old peer. The
 // job must get through (or fail with the right, prompt error), and rank 0 must say what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Ranks that never come, die, abort or disagree: every survivor must fail promptly with the
 // right error code and a message that names the culprit, and nothing may hang.
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bogus peers against a real job: impostors, a fake root, garbage, silent and truncated
 // clients, huge length fields, a connection flood. The real job must succeed every time, and
 // each intruder must be refused for the right reason, promptly.

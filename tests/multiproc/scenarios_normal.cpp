@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Healthy jobs of several sizes and shapes: every rank must get every result right.
 #include <cstdio>
 

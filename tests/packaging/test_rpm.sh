@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The RPMs of packaging/rpm/slurm-ddp.spec: rpmbuild builds them from this checkout, and each
 # holds exactly the files RHEL admins expect (plugin in /usr/lib64/slurm, the snippet as a
 # configuration file in /etc/slurm/plugstack.conf.d, the licence marked %license), with the

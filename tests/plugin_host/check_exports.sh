@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The plugin exports the SPANK hooks and Slurm's identification symbols, nothing else: every
 # other symbol (the C++ core, inline libstdc++ code) stays private, so that two plugins, or a
 # plugin and Slurm, never bind to each other's copies.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // spank_plugin_host: plays srun / sbatch / slurmstepd for spank_ddp.so, without Slurm.
 //
 // The executable defines (and exports, -rdynamic) the spank_* and slurm_* functions the plugin

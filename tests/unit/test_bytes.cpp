@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/bytes (hex, big-endian), core/contract (the secret's format) and os/random_bytes.
 #include <gtest/gtest.h>
 

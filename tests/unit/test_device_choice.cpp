@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device choice without SLURM_DDP_DEVICE, for every launch layout in the binding table of
 // core/gpu_binding.hpp: each task must use the GPU the plugin's binding would give it.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FdLimitRaise: the rendezvous raises the soft open-file limit only as far as it needs, and puts
 // it back when it is done (the trainer and what it forks inherit the limit).
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU binding rules against the environments Slurm 22.05 really produces (see the table in
 // core/gpu_binding.hpp), one scenario per test.
 #include <gtest/gtest.h>

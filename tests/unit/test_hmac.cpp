@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231 (both from OpenSSL's
 // libcrypto now), and the helpers.
 #include <gtest/gtest.h>

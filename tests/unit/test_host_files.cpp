@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // read_hostfile: SLURM_HOSTFILE is opened only under --distribution=arbitrary, and never blocks:
 // a FIFO (open(2) without O_NONBLOCK waits for a writer forever) or an oversized file is
 // refused with the reason. Real files and a real FIFO, each call in a child with a deadline.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // detect_identity: each source (ddp, slurm, mpi, single) and each malformed case.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // core/log: one sink, levels from SDDP_DEBUG, errors always through.
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // scan_plugstack: the plugin's arguments as slurmstepd would pass them.
 #include <gtest/gtest.h>
 

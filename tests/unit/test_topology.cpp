@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Topology facts from saved hwloc XML files (tests/topologies, see its README) and from fixture
 // copies of the NVIDIA driver's /proc files, so no GPU, NIC or driver is needed.
 #include <gtest/gtest.h>

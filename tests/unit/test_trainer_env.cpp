@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The pure pieces behind launcher, torchelastic, worker defaults, rank-order, port blocks,
 // net-hints and debug: each from Slurm-shaped facts, as the plugin and `slurm-ddp env` call them.
 #include <gtest/gtest.h>

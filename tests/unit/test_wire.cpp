@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wire format: round trips, "need more bytes" versus "invalid", and every malformed shape.
 #include <gtest/gtest.h>
 

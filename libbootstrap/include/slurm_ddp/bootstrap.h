@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* slurm_ddp/bootstrap.h: one call from "launched by Slurm (or torchrun, or mpirun)" to a ready
  * NCCL communicator, for C, C++ and foreign-function callers (ctypes, cffi).
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm_ddp/bootstrap.hpp: a thin RAII wrapper over the C API (header only).
 //
 //     slurm_ddp::Session s;                 // throws slurm_ddp::Error on failure

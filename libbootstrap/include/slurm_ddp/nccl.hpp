@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // slurm_ddp/nccl.hpp: typed NCCL communicators of a slurm_ddp::Session.
 //
 //     #include <slurm_ddp/nccl.hpp>             // includes <nccl.h> and bootstrap.hpp

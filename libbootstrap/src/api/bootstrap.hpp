@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sddp_init sequence, as C++: identity -> GPU -> rendezvous -> preflight -> NCCL.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C entry points: argument checks and the catch-all boundary. No exception crosses it.
 #include <new>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What an sddp_handle holds. The C API hands out pointers to this struct, opaque to callers.
 #pragma once
 

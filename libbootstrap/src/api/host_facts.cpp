@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/host_facts.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few facts sddp_init reads from the machine (kept apart so identity stays pure).
 #pragma once
 

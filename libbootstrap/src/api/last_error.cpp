@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "api/last_error.hpp"
 
 #include "slurm_ddp/bootstrap.h"

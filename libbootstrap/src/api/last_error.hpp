@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C API's error channel: a status code plus a thread-local message.
 //
 // Why thread-local: a failed sddp_init has no handle to hang a message on, and ctypes/cffi

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/step_check judges).
 //
 // Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve would retry until

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NCCL layer of a build without nccl.h: everything says so, with the way out.
 #include "nccl/nccl_layer.hpp"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sddp_options (C, possibly NULL) + environment -> validated settings.
 #pragma once
 

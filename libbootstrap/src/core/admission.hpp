@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Admission control for unauthenticated connections: how many may wait in the handshake, for
 // how long, and whom to drop when a flood fills the table. Pure bookkeeping over opaque ids and
 // peer addresses; the event loop does the accepting and closing.

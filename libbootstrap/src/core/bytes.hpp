@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bytes: the one byte-string type, hex, and big-endian integers for everything that goes on a
 // wire or into a MAC.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SLURM_CPU_BIND_LIST: the CPU masks of every task of the step on this node, one hex mask per
 // local rank ("0x3,0xC" = local rank 0 on CPUs 0-1, local rank 1 on CPUs 2-3), as Slurm's
 // task/affinity plugin exports them. gpu-bind=closest needs the places of *all* local tasks so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--ddp=debug[=DIR]`: the diagnostics people wire by hand when a job hangs, into one directory
 // per step, DIR/<job>.<step> (DIR defaults to slurm-ddp-debug; a relative DIR is taken from
 // SLURM_SUBMIT_DIR, so every node names the same place).

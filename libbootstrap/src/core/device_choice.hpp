@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which CUDA device a rank uses. Pure: facts in (the count comes from cudaGetDeviceCount, the
 // variables from the task's environment), a choice or an error out. No getenv, no CUDA.
 //

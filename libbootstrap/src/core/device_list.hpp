@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUDA_VISIBLE_DEVICES-style device lists: what Slurm (or a user) wrote, parsed strictly.
 //
 // Slurm 22.05 writes decimal indices ("0,1"), or each device's unique id when gres.conf has one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the core reads environment variables from.
 //
 // The pure functions never call getenv(): the plugin reads the *task's* environment through

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What torchrun gives its workers beyond the rank variables, for steps that --ddp launches
 // directly.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU binding: which GPUs a DDP task sees and which one is its own. Pure: strings and facts in,
 // a binding (or an error that names the counts and the fix) out. No hwloc, no CUDA, no getenv.
 //

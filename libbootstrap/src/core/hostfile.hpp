@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SLURM_HOSTFILE under --distribution=arbitrary: which host runs each rank.
 //
 // Slurm reads the file on srun's host only, and ignores it when -w or --nodefile is given, yet

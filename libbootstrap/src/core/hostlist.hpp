@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slurm host lists ("node[01-04,07],login1"), expanded and compressed without libslurm.
 //
 // The plugin needs the step's node names (for MASTER_ADDR and node-local ranks) in places where

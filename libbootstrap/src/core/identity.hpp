@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Identity: who this process is in the job, read from whatever launched it. Pure over EnvLookup.
 //
 // Sources, in order:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Who has joined the rendezvous, and whether a newcomer fits: the bookkeeping of the join, with
 // no sockets in it. Rank 0 records which link (an opaque id) every rank arrived through; a node
 // leader records which of its node's local ranks have joined it. Every claim a peer makes (its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // When a node leader first knocks on rank 0: pacing the join so rank 0's accept queue never
 // overflows.
 //

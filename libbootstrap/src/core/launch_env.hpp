@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LaunchEnv: the torchrun-compatible environment one task gets from `--ddp`.
 //
 // derive_launch_env is the single pure function that turns Slurm's facts and the merged options

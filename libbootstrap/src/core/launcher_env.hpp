@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--ddp=launcher`: one task per node runs a launcher (torchrun, accelerate launch, deepspeed),
 // which starts the workers and numbers them itself.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The human-readable mapping of a step: one table, printed by rank 0 for `--ddp=verbose` and by
 // `slurm-ddp env --table`.
 #pragma once

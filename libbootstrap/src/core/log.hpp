@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One logging sink with levels for the whole library: the rendezvous, the NCCL layer and the API
 // log here, and whoever hosts the library decides where it goes (the library's stderr sink,
 // or slurm_error/info/verbose/debug inside the plugin). The core only dispatches: no I/O.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `--ddp=net-hints` for gloo: GLOO_SOCKET_IFNAME, one concrete interface name (gloo takes no
 // NCCL-style "^lo" lists), the one this node reaches the step's peers through.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/node_order.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The step's hosts in SLURM_NODEID order.
 //
 // Slurm sorts SLURM_STEP_NODELIST, and for ordinary steps SLURM_NODEID indexes that list. A step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Strict decimal parsing for values that come from users, sites and Slurm.
 //
 // std::stoul accepts "12abc", " 12", "-1" (wrapping) and throws; none of that is acceptable for a

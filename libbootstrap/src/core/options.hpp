@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The `--ddp[=options]` value and the plugin arguments in plugstack.conf.
 //
 // Both use one grammar, `key[=value]` items separated by commas (plugin arguments may also be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The plugin's line in a plugstack.conf, so that `slurm-ddp env` applies the site's arguments
 // exactly as slurmstepd hands them to the plugin.
 //

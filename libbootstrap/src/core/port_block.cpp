@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/port_block.hpp"
 
 #include "core/numbers.hpp"

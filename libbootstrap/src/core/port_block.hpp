@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A block of ports per step: MASTER_PORT .. MASTER_PORT+K-1 (`--ddp=ports=K`, default 4).
 //
 // Frameworks open MASTER_PORT + k (asynchronous checkpoint processes, extra stores), so one port

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rank 0's check of MASTER_PORT on its own node.
 //
 // Which port a step gets is core/port_block (a block of ports per step; every task computes it

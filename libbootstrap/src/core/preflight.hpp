@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Preflight: before NCCL, every rank shares a short record and all check the same list.
 //
 // Why: NCCL's own errors for a bad launch are late and vague. Two ranks on one GPU end in

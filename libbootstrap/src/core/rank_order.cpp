@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/rank_order.hpp"
 
 #include "core/launch_env.hpp"

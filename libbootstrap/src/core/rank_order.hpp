@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RANK under `--ddp=rank-order=node`: contiguous per node, in node order, like torchrun's.
 //
 // Slurm's SLURM_PROCID follows the distribution (-m cyclic, plane=N), so with `block` (the

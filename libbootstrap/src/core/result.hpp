@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Error and Result: the one way the core reports failure.
 //
 // The plugin runs inside slurmstepd, where an exception crossing the C ABI would kill the step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Whether the TCP rendezvous may run without the step secret: only when the user opted in.
 //
 // Without the secret anyone who reaches MASTER_PORT (derivable from the public job id) can join

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `slurm-ddp check`: what each rank saw of its node, and the verdict on the whole step.
 //
 // Why: a multi-node trainer that hangs in init_process_group is usually stuck on something each

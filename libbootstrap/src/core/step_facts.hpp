@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // StepFacts: what Slurm tells one task about its step, read and validated once.
 //
 // Slurm's variables arrive as strings from the task environment. They are parsed strictly and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The whole per-task pipeline: Slurm's variables, the options and a few host facts in, every
 // variable `--ddp` sets for one task (plus the verbose table) out.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "core/trainer_env.hpp"
 
 #include "core/debug_env.hpp"

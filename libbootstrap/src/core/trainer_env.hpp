@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What trainers and launchers need beyond the rank variables, in one pure step after
 // derive_launch_env: launcher (PET_*), torchrun's worker defaults, torchelastic markers, the
 // debug directory and the gloo interface hint. The plugin and `slurm-ddp env` both call it, so

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rendezvous wire format: pure framing, encoding and decoding, no I/O.
 //
 // Every message is one frame: a 12-byte header followed by `length` payload bytes.

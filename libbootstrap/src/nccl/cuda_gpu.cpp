@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU selection for the NCCL layer: the CUDA runtime calls around core's choose_device.
 #include <algorithm>
 #include <array>

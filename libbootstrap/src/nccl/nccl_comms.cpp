@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The world and node-local NCCL communicators: creation, finalisation, abort.
 //
 // NCCL bootstraps one non-blocking communicator (`init_`), so that init is bounded by our

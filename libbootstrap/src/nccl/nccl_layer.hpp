@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NCCL layer as the API sees it: no CUDA or NCCL types, so the API compiles without them.
 //
 // Implemented in src/nccl/*.cpp when nccl.h and the CUDA runtime headers exist at build time

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The NCCL and CUDA runtime entry points the layer uses, loaded at run time.
 //
 // Why not link them: a library linked to libnccl.so.2 and libcudart does not load on a node

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Distributing ncclUniqueIds over the rendezvous transport.
 //
 // The id's creator becomes NCCL's bootstrap root, so for ncclCommInitRankScalable the ids are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Waiting for non-blocking NCCL operations against a deadline.
 //
 // The communicator NCCL bootstraps is created with config.blocking = 0 so that no init or split

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "os/hmac_sha256.hpp"
 
 #include <openssl/crypto.h>

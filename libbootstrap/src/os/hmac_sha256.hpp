@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256, HMAC-SHA256 and a constant-time compare.
 //
 // The rendezvous authenticates peers with a per-step secret. The hash, the MAC and the compare

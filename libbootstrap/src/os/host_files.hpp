@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small files the launch environment depends on, read the same way by the plugin, the CLI and
 // the library, so that all three derive the same MASTER_ADDR and MASTER_PORT.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // mkdir -p, for the per-step debug directory (--ddp=debug). Runs as the user in task_init, so it
 // can create nothing the user could not.
 #pragma once

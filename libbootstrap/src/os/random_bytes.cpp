@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "os/random_bytes.hpp"
 
 #include <sys/random.h>

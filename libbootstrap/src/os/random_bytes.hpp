@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Random bytes from the kernel's CSPRNG: step secrets and handshake nonces.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "os/route_probe.hpp"
 
 #include <arpa/inet.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The local side of the route towards a host, for GLOO_SOCKET_IFNAME (core/net_hints.hpp).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "os/stderr_log.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The library's own log sink: one line per message on stderr, prefixed "slurm-ddp: ".
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/fd_limit.hpp"
 
 #include <dirent.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The soft RLIMIT_NOFILE the rendezvous needs, raised for as long as it runs.
 //
 // The root holds one socket per node leader, a leader one per local rank. Raising the soft limit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How records travel through the PMI2 key-value space. Pure.
 //
 // PMI2 values are strings of at most PMI2_MAX_VALLEN (1024) bytes including the NUL, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Slurm's libpmi2, loaded at run time.
 //
 // Why dlopen: the library must load and run on machines without libpmi2 (a workstation, a

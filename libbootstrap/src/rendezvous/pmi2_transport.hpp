@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PMI2 rendezvous: Slurm's own key-value space under `srun --mpi=pmi2`.
 //
 // No port, no MASTER_ADDR: slurmstepd already connects every task (PMI_FD) and exchanges the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/pmi2_worker.hpp"
 
 #include <condition_variable>

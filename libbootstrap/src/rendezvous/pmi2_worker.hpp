@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bounded PMI2 calls.
 //
 // PMI2 has no timeouts: PMI2_KVS_Fence blocks in read() on PMI_FD until every rank of the step

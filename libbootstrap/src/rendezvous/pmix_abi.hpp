@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The few PMIx types and constants the transport uses, declared here so that libbootstrap builds
 // without libpmix-dev (the library itself is loaded at run time, see pmix_library.hpp).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How records are named in the PMIx key-value space. Pure.
 //
 // PMIx values are typed, so a record travels as one byte object (no hex, no chunks, unlike

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // OpenPMIx's libpmix, loaded at run time.
 //
 // Why dlopen: as for PMI2 (pmi2_library.hpp), the library must load and run where libpmix is

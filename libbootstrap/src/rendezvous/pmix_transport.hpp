@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The PMIx rendezvous: the launcher's PMIx key-value space under `srun --mpi=pmix` (or any PMIx
 // launcher: prterun, mpirun of Open MPI 5).
 //

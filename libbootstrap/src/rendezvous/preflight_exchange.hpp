@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The preflight exchange: how every rank learns the verdict on the records of all ranks.
 //
 // Two ways, chosen by what the launcher already told every rank:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/select_transport.hpp"
 
 #include "core/contract.hpp"

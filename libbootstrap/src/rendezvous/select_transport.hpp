@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which rendezvous transport a rank uses.
 //
 // auto: PMI2 under `srun --mpi=pmi2`, PMIx under `srun --mpi=pmix` (no port to agree on, nothing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rendezvous handshake's cryptography: nonces, the two proofs, the local socket name.
 //
 // Mutual challenge-response with the per-step secret, which never crosses the wire:

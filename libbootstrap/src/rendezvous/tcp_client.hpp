@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The client half of the handshake: reach a parent (rank 0 over TCP, or the node leader over
 // its local socket) and prove we hold the step secret while it proves the same to us.
 #pragma once

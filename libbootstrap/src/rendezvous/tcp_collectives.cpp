@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Collectives on the rendezvous tree: contributions flow up to rank 0, results flow down.
 //
 //   broadcast from 0   down only                  (root -> leaders -> locals)

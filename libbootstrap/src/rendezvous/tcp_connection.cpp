@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/tcp_connection.hpp"
 
 #include <sys/socket.h>

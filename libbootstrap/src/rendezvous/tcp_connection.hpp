@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One non-blocking stream socket with buffered, frame-at-a-time I/O.
 //
 // Reads append to an input buffer from which whole frames are cut; a frame's length is checked

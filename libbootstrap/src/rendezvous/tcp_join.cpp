@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The server side of the handshake and the join phase: who may connect, and when everyone has.
 #include <poll.h>
 #include <sys/epoll.h>

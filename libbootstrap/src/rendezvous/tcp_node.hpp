@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One rank's place in the rendezvous tree, and the single-threaded epoll loop that drives it.
 //
 // Rank 0 is the root. A node leader (local rank 0 of a node) is the root's child over TCP and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compact rank lists for error messages: "3,7-9" rather than 100k numbers.
 #pragma once
 

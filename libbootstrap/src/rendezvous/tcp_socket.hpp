@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Socket plumbing for the TCP rendezvous: an owning fd, listeners, non-blocking connects and the
 // file-descriptor limit. Nothing here knows the protocol.
 #pragma once

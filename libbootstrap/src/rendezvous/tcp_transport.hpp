@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The TCP rendezvous: rank 0 serves, the others find it at MASTER_ADDR:MASTER_PORT.
 //
 // Topology (two levels). Rank 0 is the root. On every node, local rank 0 is the node leader: it

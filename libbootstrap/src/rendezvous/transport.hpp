@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The rendezvous transport: how ranks exchange small opaque records before NCCL exists.
 //
 // Every backend (TCP, PMI2) implements these four collectives. They move bytes only; what the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Facts about the calling task that only the task itself can observe: which GPU device files
 // it may open (a per-task device cgroup hides peers' GPUs) and which CPUs it is bound to.
 #pragma once

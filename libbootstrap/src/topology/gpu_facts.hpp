@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GpuTopologyFacts (plain data, see core/gpu_binding.hpp) read from hwloc and the NVIDIA driver.
 #pragma once
 

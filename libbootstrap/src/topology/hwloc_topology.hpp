@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An hwloc topology, owned (RAII), loaded with PCI and OS devices kept.
 //
 // The only place that touches hwloc_topology_t, so that the binding logic stays in the pure core

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "topology/nvidia_driver.hpp"
 
 #include "os/host_files.hpp"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GPU facts from the NVIDIA kernel driver, without CUDA or NVML.
 //
 // /proc/driver/nvidia/gpus/<bus id>/information holds, per GPU, "Device Minor: N" (the N of

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "topology/task_host_facts.hpp"
 
 #include <utility>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The I/O half of the per-task pipeline: reads what core/task_env needs from this host, and
 // nothing it does not need (the topology only for `closest` and the NCCL hints).
 #pragma once

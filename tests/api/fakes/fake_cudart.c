@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in CUDA runtime for tests of the NCCL layer without a GPU.
  * FAKE_CUDA_DEVICES: device count (default 1); FAKE_CUDA_ERROR: cudaGetDeviceCount's error code.
  * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them), N the physical index.

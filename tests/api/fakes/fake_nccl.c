@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /* A stand-in libnccl.so.2 for tests of the NCCL layer without a GPU: it records every call the
  * layer makes (fake_nccl_log) and follows a script from FAKE_NCCL (comma-separated words):
  *   split_hang     the parent of a split stays in progress; its child appears only on abort
