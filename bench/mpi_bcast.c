@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-/* mpi_bcast: MPI's point of comparison for the bootstrap benchmarks (bench/run.sh runs it under mpirun).
+/* mpi_bcast: MPI's point of comparison for the bootstrap benchmarks (bench/run.sh runs it
+ * under mpirun).
  *
  * After MPI_Init and an MPI_Barrier, rank 0 reads CLOCK_MONOTONIC (the start) and broadcasts a
  * 128-byte id with MPI_Bcast; every rank reads CLOCK_MONOTONIC once it has the bytes ("id"),
