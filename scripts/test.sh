@@ -92,7 +92,7 @@ if has slurm-current; then
         cmake -S . -B build-slurm-current -DSLURM_INCLUDE_DIR="$slurm_prefix/include" \
             -DSDDP_BUILD_EXAMPLES=ON -DSDDP_WITH_NCCL=OFF >/dev/null &&
         cmake --build build-slurm-current -j"$JOBS" --target spank_ddp slurm-ddp c_minimal; then
-        run_ctest slurm-current build-slurm-current -L integration \
+        run_ctest slurm-current build-slurm-current "integration" -L integration \
             -R '^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous)$'
     else
         failed+=(slurm-current)
