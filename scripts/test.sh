@@ -125,7 +125,8 @@ if has tsan; then
     # Only the threaded code's tests: the TCP event loop (multiproc), the API with its PMI2/PMIx worker thread.
     cmake -S . -B build-tsan -DSDDP_SANITIZE=thread -DSDDP_BUILD_EXAMPLES=OFF -DSDDP_WITH_NCCL=OFF \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
-    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2 sddp_fake_pmix
+    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2 sddp_fake_pmix \
+        nccl_probe
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         run_ctest tsan build-tsan "multiproc api" -L 'multiproc|api' -j"$JOBS"
 fi
