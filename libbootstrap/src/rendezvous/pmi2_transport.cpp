@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "core/contract.hpp"
+#include "rendezvous/kvs_transport.hpp"
 #include "rendezvous/pmi2_codec.hpp"
 #include "rendezvous/pmi2_library.hpp"
 #include "rendezvous/pmi2_worker.hpp"
@@ -82,89 +83,17 @@ Result<Pmi2Session*> session(const EnvLookup& env, Clock::time_point deadline) {
     return s;
 }
 
-class Pmi2Transport final : public Transport {
+class Pmi2Transport final : public KvsTransport {
   public:
-    Pmi2Transport(const RendezvousConfig& cfg, Pmi2Session* s) : cfg_(cfg), s_(s) {}
+    Pmi2Transport(const RendezvousConfig& cfg, Pmi2Session* s) : KvsTransport(cfg, "PMI2"), s_(s) {}
 
-    int rank() const override { return cfg_.rank; }
-    int world_size() const override { return cfg_.world_size; }
     std::string_view name() const override { return "pmi2"; }
 
-    Status broadcast(Bytes& bytes, int root) override {
-        SDDP_CHECK(usable());
-        if (root < 0 || root >= cfg_.world_size) {
-            return make_error(Errc::invalid_input, "broadcast root " + std::to_string(root) +
-                                                       " is not a rank of this world");
-        }
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        if (cfg_.rank == root) SDDP_CHECK(put(seq, bytes, deadline));
-        SDDP_CHECK(fence(deadline, "broadcast from rank " + std::to_string(root)));
-        if (cfg_.rank != root) {
-            SDDP_TRY(got, get(seq, root, deadline));
-            bytes = std::move(got);
-        }
-        return ok_status();
-    }
-
-    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override {
-        SDDP_CHECK(usable());
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, "allgather"));
-        std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
-        for (int r = 0; r < cfg_.world_size; ++r) {
-            if (r == cfg_.rank) {
-                out[r].assign(mine.begin(), mine.end());
-                continue;
-            }
-            SDDP_TRY(got, get(seq, r, deadline));
-            out[r] = std::move(got);
-        }
-        return out;
-    }
-
-    // Only rank 0 reads the KVS: the other ranks' gets are what makes an allgather O(N^2).
-    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override {
-        SDDP_CHECK(usable());
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, "gather"));
-        std::vector<Bytes> out;
-        if (cfg_.rank != 0) return out;
-        out.resize(static_cast<std::size_t>(cfg_.world_size));
-        out[0].assign(mine.begin(), mine.end());
-        for (int r = 1; r < cfg_.world_size; ++r) {
-            SDDP_TRY(got, get(seq, r, deadline));
-            out[static_cast<std::size_t>(r)] = std::move(got);
-        }
-        return out;
-    }
-
-    Status barrier() override {
-        SDDP_CHECK(usable());
-        return fence(Clock::now() + cfg_.timeout, "barrier");
-    }
-
-    void abort(std::string_view reason) override {
-        // PMI2_Abort would exit() this process; the peers reach their own deadline instead.
-        aborted_ = std::string(reason);
-    }
-
   private:
-    Error fail(Errc code, const std::string& what) const {
-        return make_error(code, "PMI2 rendezvous, rank " + std::to_string(cfg_.rank) + " on " +
-                                    cfg_.host + ": " + what);
-    }
+    std::uint64_t next_seq() override { return s_->seq++; }
 
-    Status usable() const {
-        if (aborted_) return fail(Errc::peer_lost, "aborted earlier: " + *aborted_);
-        return ok_status();
-    }
-
-    Status put(std::uint64_t seq, std::span<const std::uint8_t> bytes, Clock::time_point deadline) {
+    Status put(std::uint64_t seq, std::span<const std::uint8_t> bytes,
+               Clock::time_point deadline) override {
         if (bytes.size() > pmi2::kMaxRecordBytes) {
             return fail(Errc::too_large, "a record of " + std::to_string(bytes.size()) +
                                              " bytes exceeds the 1 MiB limit");
@@ -182,7 +111,7 @@ class Pmi2Transport final : public Transport {
         return ok_status();
     }
 
-    Status fence(Clock::time_point deadline, const std::string& what) {
+    Status fence(Clock::time_point deadline, const std::string& what) override {
         auto rc =
             s_->worker.call([s = s_] { return s->api.kvs_fence(); }, deadline, "PMI2_KVS_Fence");
         if (!rc) {
@@ -224,7 +153,7 @@ class Pmi2Transport final : public Transport {
         return std::string(buf.data(), static_cast<std::size_t>(len));
     }
 
-    Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) {
+    Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) override {
         SDDP_TRY(first_value, get_value(pmi2::key(seq, src, 0), src, deadline));
         SDDP_TRY(first, pmi2::decode_first(first_value, src));
         Bytes out = std::move(first.bytes);
@@ -243,9 +172,7 @@ class Pmi2Transport final : public Transport {
         return out;
     }
 
-    RendezvousConfig cfg_;
     Pmi2Session* s_;
-    std::optional<std::string> aborted_;
 };
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "core/contract.hpp"
+#include "rendezvous/kvs_transport.hpp"
 #include "rendezvous/pmi2_worker.hpp"
 #include "rendezvous/pmix_keys.hpp"
 #include "rendezvous/pmix_library.hpp"
@@ -97,88 +98,17 @@ Result<PmixSession*> session(const EnvLookup& env, Clock::time_point deadline) {
     return s;
 }
 
-class PmixTransport final : public Transport {
+class PmixTransport final : public KvsTransport {
   public:
-    PmixTransport(const RendezvousConfig& cfg, PmixSession* s) : cfg_(cfg), s_(s) {}
+    PmixTransport(const RendezvousConfig& cfg, PmixSession* s) : KvsTransport(cfg, "PMIx"), s_(s) {}
 
-    int rank() const override { return cfg_.rank; }
-    int world_size() const override { return cfg_.world_size; }
     std::string_view name() const override { return "pmix"; }
 
-    Status broadcast(Bytes& bytes, int root) override {
-        SDDP_CHECK(usable());
-        if (root < 0 || root >= cfg_.world_size) {
-            return make_error(Errc::invalid_input, "broadcast root " + std::to_string(root) +
-                                                       " is not a rank of this world");
-        }
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        if (cfg_.rank == root) SDDP_CHECK(put(seq, bytes, deadline));
-        SDDP_CHECK(fence(deadline, "broadcast from rank " + std::to_string(root)));
-        if (cfg_.rank != root) {
-            SDDP_TRY(got, get(seq, root, deadline));
-            bytes = std::move(got);
-        }
-        return ok_status();
-    }
-
-    Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override {
-        SDDP_CHECK(usable());
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, "allgather"));
-        std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
-        for (int r = 0; r < cfg_.world_size; ++r) {
-            if (r == cfg_.rank) {
-                out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
-                continue;
-            }
-            SDDP_TRY(got, get(seq, r, deadline));
-            out[static_cast<std::size_t>(r)] = std::move(got);
-        }
-        return out;
-    }
-
-    Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override {
-        SDDP_CHECK(usable());
-        const auto deadline = Clock::now() + cfg_.timeout;
-        const std::uint64_t seq = s_->seq++;
-        SDDP_CHECK(put(seq, mine, deadline));
-        SDDP_CHECK(fence(deadline, "gather"));
-        std::vector<Bytes> out;
-        if (cfg_.rank != 0) return out;
-        out.resize(static_cast<std::size_t>(cfg_.world_size));
-        out[0].assign(mine.begin(), mine.end());
-        for (int r = 1; r < cfg_.world_size; ++r) {
-            SDDP_TRY(got, get(seq, r, deadline));
-            out[static_cast<std::size_t>(r)] = std::move(got);
-        }
-        return out;
-    }
-
-    Status barrier() override {
-        SDDP_CHECK(usable());
-        return fence(Clock::now() + cfg_.timeout, "barrier");
-    }
-
-    void abort(std::string_view reason) override {
-        // PMIx_Abort would end the whole step; the peers reach their own deadline instead.
-        aborted_ = std::string(reason);
-    }
-
   private:
-    Error fail(Errc code, const std::string& what) const {
-        return make_error(code, "PMIx rendezvous, rank " + std::to_string(cfg_.rank) + " on " +
-                                    cfg_.host + ": " + what);
-    }
+    std::uint64_t next_seq() override { return s_->seq++; }
 
-    Status usable() const {
-        if (aborted_) return fail(Errc::peer_lost, "aborted earlier: " + *aborted_);
-        return ok_status();
-    }
-
-    Status put(std::uint64_t seq, std::span<const std::uint8_t> bytes, Clock::time_point deadline) {
+    Status put(std::uint64_t seq, std::span<const std::uint8_t> bytes,
+               Clock::time_point deadline) override {
         if (bytes.size() > pmix::kMaxRecordBytes) {
             return fail(Errc::too_large,
                         "a record of " + std::to_string(bytes.size()) + " bytes exceeds the " +
@@ -208,7 +138,7 @@ class PmixTransport final : public Transport {
     // gets after it are answered locally instead of by a request to the owner's node each. A
     // barrier has nothing to collect, but Slurm 22.05's fence without PMIX_COLLECT_DATA was
     // seen to return at once and leave the next fence hanging on the test cluster.
-    Status fence(Clock::time_point deadline, const std::string& what) {
+    Status fence(Clock::time_point deadline, const std::string& what) override {
         const Proc all = proc_of(*s_, pmix_abi::kRankWildcard);
         auto rc = s_->worker.call(
             [s = s_, all] {
@@ -235,7 +165,7 @@ class PmixTransport final : public Transport {
         return ok_status();
     }
 
-    Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) {
+    Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) override {
         struct GetOut {
             Value* v = nullptr;
         };
@@ -265,9 +195,7 @@ class PmixTransport final : public Transport {
         return bytes;
     }
 
-    RendezvousConfig cfg_;
     PmixSession* s_;
-    std::optional<std::string> aborted_;
 };
 
 }  // namespace

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "rendezvous/kvs_transport.hpp"
+
+#include <utility>
+
+namespace sddp {
+
+Error KvsTransport::fail(Errc code, const std::string& what) const {
+    return make_error(code, label_ + " rendezvous, rank " + std::to_string(cfg_.rank) + " on " +
+                                cfg_.host + ": " + what);
+}
+
+Status KvsTransport::usable() const {
+    if (aborted_) return fail(Errc::peer_lost, "aborted earlier: " + *aborted_);
+    return ok_status();
+}
+
+Status KvsTransport::broadcast(Bytes& bytes, int root) {
+    SDDP_CHECK(usable());
+    if (root < 0 || root >= cfg_.world_size) {
+        return make_error(Errc::invalid_input, "broadcast root " + std::to_string(root) +
+                                                   " is not a rank of this world");
+    }
+    const auto deadline = Clock::now() + cfg_.timeout;
+    const std::uint64_t seq = next_seq();
+    if (cfg_.rank == root) SDDP_CHECK(put(seq, bytes, deadline));
+    SDDP_CHECK(fence(deadline, "broadcast from rank " + std::to_string(root)));
+    if (cfg_.rank != root) {
+        SDDP_TRY(got, get(seq, root, deadline));
+        bytes = std::move(got);
+    }
+    return ok_status();
+}
+
+Result<std::vector<Bytes>> KvsTransport::allgather(std::span<const std::uint8_t> mine) {
+    SDDP_CHECK(usable());
+    const auto deadline = Clock::now() + cfg_.timeout;
+    const std::uint64_t seq = next_seq();
+    SDDP_CHECK(put(seq, mine, deadline));
+    SDDP_CHECK(fence(deadline, "allgather"));
+    std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
+    for (int r = 0; r < cfg_.world_size; ++r) {
+        if (r == cfg_.rank) {
+            out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
+            continue;
+        }
+        SDDP_TRY(got, get(seq, r, deadline));
+        out[static_cast<std::size_t>(r)] = std::move(got);
+    }
+    return out;
+}
+
+Result<std::vector<Bytes>> KvsTransport::gather(std::span<const std::uint8_t> mine) {
+    SDDP_CHECK(usable());
+    const auto deadline = Clock::now() + cfg_.timeout;
+    const std::uint64_t seq = next_seq();
+    SDDP_CHECK(put(seq, mine, deadline));
+    SDDP_CHECK(fence(deadline, "gather"));
+    std::vector<Bytes> out;
+    if (cfg_.rank != 0) return out;
+    out.resize(static_cast<std::size_t>(cfg_.world_size));
+    out[0].assign(mine.begin(), mine.end());
+    for (int r = 1; r < cfg_.world_size; ++r) {
+        SDDP_TRY(got, get(seq, r, deadline));
+        out[static_cast<std::size_t>(r)] = std::move(got);
+    }
+    return out;
+}
+
+Status KvsTransport::barrier() {
+    SDDP_CHECK(usable());
+    return fence(Clock::now() + cfg_.timeout, "barrier");
+}
+
+}  // namespace sddp
