@@ -16,8 +16,8 @@ struct FirstPort {
     std::uint16_t port = 0;
     std::string source;
 };
-Result<FirstPort> choose_master_port(std::uint32_t job, std::uint32_t step,
-                                     std::optional<std::string_view> resv, const DdpOptions& o) {
+Result<FirstPort> first_port_of_block(std::uint32_t job, std::uint32_t step,
+                                      std::optional<std::string_view> resv, const DdpOptions& o) {
     PortBlockInput in;
     in.job_id = job;
     in.step_id = step;
@@ -31,19 +31,19 @@ Result<FirstPort> choose_master_port(std::uint32_t job, std::uint32_t step,
 TEST(PortChoice, ExplicitOptionWins) {
     DdpOptions o;
     o.port = 23456;
-    auto p = choose_master_port(7, 0, std::string_view("12000-12003"), o);
+    auto p = first_port_of_block(7, 0, std::string_view("12000-12003"), o);
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(p->port, 23456);
     EXPECT_EQ(p->source, "option");
 }
 
 TEST(PortChoice, ReservedPortsNext) {
-    auto p = choose_master_port(7, 0, std::string_view("12000-12003"), {});
+    auto p = first_port_of_block(7, 0, std::string_view("12000-12003"), {});
     ASSERT_TRUE(p.ok());
     EXPECT_EQ(p->port, 12000);
     EXPECT_EQ(p->source, "reserved");
-    EXPECT_EQ(choose_master_port(7, 0, std::string_view("12007"), {})->port, 12007);
-    auto bad = choose_master_port(7, 0, std::string_view("x-y"), {});
+    EXPECT_EQ(first_port_of_block(7, 0, std::string_view("12007"), {})->port, 12007);
+    auto bad = first_port_of_block(7, 0, std::string_view("x-y"), {});
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().message.find("SLURM_STEP_RESV_PORTS"), std::string::npos);
 }
@@ -52,14 +52,14 @@ TEST(PortChoice, DerivedPortsStayInTheSiteRange) {
     DdpOptions o;
     o.port_range = PortRange{20000, 40000};
     for (std::uint32_t job = 1; job < 5000; job += 7) {
-        auto p = choose_master_port(job, job % 5, std::nullopt, o);
+        auto p = first_port_of_block(job, job % 5, std::nullopt, o);
         ASSERT_TRUE(p.ok());
         EXPECT_GE(p->port, 20000);
         EXPECT_LE(p->port, 40000);
         EXPECT_EQ(p->source, "derived");
     }
     for (std::uint32_t job = 1; job < 5000; job += 7) {
-        auto p = choose_master_port(job, 0, std::nullopt, {});
+        auto p = first_port_of_block(job, 0, std::nullopt, {});
         EXPECT_GE(p->port, kDefaultPortRange.first);
         EXPECT_LE(p->port, kDefaultPortRange.last);
     }
@@ -68,7 +68,7 @@ TEST(PortChoice, DerivedPortsStayInTheSiteRange) {
 TEST(PortChoice, StepsOfOneJobGetDistinctPorts) {
     std::set<std::uint16_t> ports;
     for (std::uint32_t step = 0; step < 64; ++step) {
-        ports.insert(choose_master_port(4242, step, std::nullopt, {})->port);
+        ports.insert(first_port_of_block(4242, step, std::nullopt, {})->port);
     }
     EXPECT_EQ(ports.size(), 64u);
 }
@@ -77,7 +77,7 @@ TEST(PortChoice, CongruentJobIdsDoNotCollide) {
     // `base + jobid % 1000` gives all of these the same port.
     std::set<std::uint16_t> ports;
     for (std::uint32_t k = 0; k < 20; ++k) {
-        ports.insert(choose_master_port(1000 * k + 17, 0, std::nullopt, {})->port);
+        ports.insert(first_port_of_block(1000 * k + 17, 0, std::nullopt, {})->port);
     }
     EXPECT_GE(ports.size(), 19u);
 }

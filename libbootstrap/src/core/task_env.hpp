@@ -24,7 +24,7 @@ namespace sddp {
 
 // What the pipeline needs beyond the task's environment, gathered by the caller.
 struct TaskHostFacts {
-    LaunchContext launch;  // ephemeral range, host file's first host, user's MASTER_ADDR/PORT
+    LaunchContext launch;  // the host file (arbitrary only), the user's MASTER_ADDR/MASTER_PORT
     // The step-level GPU lists on this node before Slurm narrows them per task (the plugin keeps
     // them from user_init; a task that is already running cannot see them).
     EnvLookup step_gpu_env;
