@@ -18,6 +18,9 @@
 //                runs it: a gather of real preflight records (host, GPU bus id: ~60 bytes) to
 //                rank 0, which checks them and broadcasts its verdict ("ag" = id + preflight).
 //   ours-flat    the same with no local information: every rank connects to rank 0 over TCP.
+//   ours-tree    ours-2level with the node leaders in a k-ary tree (--fanout K, default 4;
+//                node n's leader listens on its own port of 127.0.0.1): rank 0 talks to K
+//                leaders, each leader to K more. ours-2level is the star it replaces.
 //   floor        bare, unauthenticated single listener: rank 0 listens, epoll-accepts, writes
 //                128 bytes to each connection; children connect (retrying every 1 ms while
 //                refused) and read 128 bytes. Allgather: each child writes 64 bytes, rank 0
@@ -30,8 +33,8 @@
 //   RESULT impl=<variant> n=<N> reps=<R> ok=<ok reps> id_med=.. id_min=.. id_max=.. ag_med=..
 //   ag_min=.. ag_max=..   (seconds)
 //
-//   bootstrap_bench [--variants ours-2level,ours-preflight,ours-flat,floor]
-//                   [--ns 2,8,64,256,1024]
+//   bootstrap_bench [--variants ours-2level,ours-tree,ours-preflight,ours-flat,floor]
+//                   [--ns 2,8,64,256,1024] [--fanout 4]
 //                   [--reps 5] [--reps-large 3] [--timeout-ms 120000]
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -124,6 +127,8 @@ struct OursJob {
     std::string secret;
     std::string step_tag;
     bool preflight = false;  // second exchange: the preflight (gather + verdict), not an allgather
+    int fanout = 0;          // > 0: leaders' tree, node n's leader on leader_ports[n]
+    std::vector<std::uint16_t> leader_ports;
 };
 
 void run_ours(const OursJob& job, int rank, Slot& slot) {
@@ -139,6 +144,10 @@ void run_ours(const OursJob& job, int rank, Slot& slot) {
     c.step_tag = job.step_tag;
     c.host = "node" + std::to_string(c.node_rank);
     c.timeout = std::chrono::milliseconds(120000);
+    if (job.fanout > 0) {
+        c.tree_fanout = job.fanout;
+        for (const std::uint16_t p : job.leader_ports) c.leaders.push_back({"127.0.0.1", p});
+    }
     auto t = sddp::make_tcp_transport(c);
     if (!t.ok()) return fail(slot, "join: " + t.error().message);
     sddp::Bytes id;
@@ -463,7 +472,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string variants = "ours-2level,ours-preflight,ours-flat,floor";
+    std::string variants = "ours-2level,ours-tree,ours-preflight,ours-flat,floor";
+    int fanout = 4;
     std::string ns = "2,8,64,256,1024";
     int reps = 5, reps_large = 3;
     double limit_s = 120;
@@ -484,13 +494,15 @@ int main(int argc, char** argv) {
             reps = std::atoi(next().c_str());
         else if (a == "--reps-large")
             reps_large = std::atoi(next().c_str());
+        else if (a == "--fanout")
+            fanout = std::max(2, std::atoi(next().c_str()));
         else if (a == "--timeout-ms")
             limit_s = std::atof(next().c_str()) / 1000;
         else {
             std::fprintf(
                 stderr,
-                "usage: %s [--variants ours-2level,ours-preflight,ours-flat,floor] [--ns 2,8,...]"
-                " [--reps R] [--reps-large R] [--timeout-ms T]\n",
+                "usage: %s [--variants ours-2level,ours-tree,ours-preflight,ours-flat,floor]"
+                " [--ns 2,8,...] [--reps R] [--reps-large R] [--fanout K] [--timeout-ms T]\n",
                 argv[0]);
             return 2;
         }
@@ -527,12 +539,25 @@ int main(int argc, char** argv) {
                 } else if (v == "floor") {
                     const std::uint16_t port = free_port();
                     body = [n, port](int rank, Slot& s) { run_floor(n, port, rank, s); };
-                } else if (v == "ours-2level" || v == "ours-flat" || v == "ours-preflight") {
+                } else if (v == "ours-2level" || v == "ours-flat" || v == "ours-preflight" ||
+                           v == "ours-tree") {
                     OursJob job;
                     job.world = n;
                     job.per_node = v == "ours-flat" ? 1 : std::min(8, n);
                     job.preflight = v == "ours-preflight";
                     job.port = free_port();
+                    if (v == "ours-tree") {
+                        job.fanout = fanout;
+                        job.leader_ports.push_back(job.port);
+                        const int nodes = (n + job.per_node - 1) / job.per_node;
+                        while (static_cast<int>(job.leader_ports.size()) < nodes) {
+                            const std::uint16_t p = free_port();
+                            if (std::find(job.leader_ports.begin(), job.leader_ports.end(), p) ==
+                                job.leader_ports.end()) {
+                                job.leader_ports.push_back(p);
+                            }
+                        }
+                    }
                     auto sec = sddp::random_bytes(32);
                     job.secret =
                         sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');

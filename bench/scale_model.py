@@ -9,8 +9,11 @@ finish the preflight at 10k and 100k ranks, for
             to rank 0 and a broadcast of its verdict (rendezvous/preflight_exchange.hpp).
   ours, allgather  the same join, then a full allgather (sddp_allgather; the preflight of
             launchers that give no node ranks): rank 0 sends the result to every leader (root
-            egress = leaders x N x (R+4) bytes); "+tree" fans it out down a k-ary tree of leaders
-            (NOT implemented; shown for what sddp_allgather at 100k would need);
+            egress = leaders x N x (R+4) bytes);
+  ours, tree k  the node leaders in a k-ary tree (core/leader_tree.hpp, SLURM_DDP_TREE_FANOUT,
+            default 16): rank 0 admits k leaders, every leader admits k more, one level after
+            the other; records merge upward level by level; the result is forwarded whole
+            (store and forward) down ceil(log_k(leaders)) levels, k copies per leader;
   tcpstore  a single-root TCPStore: every rank connects to rank 0, get()s the id; allgather as
             set(pf/rank), rank 0 get()s all N keys and sets pf/all, everyone get()s pf/all.
 
@@ -81,19 +84,41 @@ def pf_children(n):
     return ours_children("ours-2level", n)[0]
 
 
-def ours_children(impl, n):
+BENCH_FANOUT = 4  # bootstrap_bench's --fanout default (ours-tree)
+
+
+def tree_depth(nodes, k):
+    """Links from node 0 to the deepest node of a k-ary heap over `nodes` nodes."""
+    depth, deepest = 0, nodes - 1
+    while deepest > 0:
+        deepest, depth = (deepest - 1) // k, depth + 1
+    return depth
+
+
+def ours_children(impl, n, k=BENCH_FANOUT):
     """Direct children of rank 0 (TCP leaders + its own locals), and bytes rank 0 sends in the
     allgather result (to every direct child)."""
     per = 1 if impl == "ours-flat" else min(8, n)
     nodes = n // per
-    children = (nodes - 1) + (per - 1)
+    leaders = min(k, nodes - 1) if impl == "ours-tree" else nodes - 1
+    children = leaders + (per - 1)
     return children, children * n * (REC + 4)
+
+
+def moved_bytes(impl, n):
+    """Allgather result bytes all ranks together send: the star's root egress plus the leaders'
+    copies to their locals (about the same again). A tree moves the same bytes, only from more
+    senders."""
+    if impl == "ours-flat":
+        return ours_children(impl, n)[1]
+    return ours_children("ours-2level", n)[1] * 2
 
 
 def calibrate(pts, cores, held_out=1024):
     fit_pts = {k: v for k, v in pts.items() if k[1] < held_out}
     cal = {}
-    ours = [(k, v) for k, v in fit_pts.items() if k[0] in ("ours-2level", "ours-flat")]
+    ours = [(k, v) for k, v in fit_pts.items() if k[0] in ("ours-2level", "ours-flat",
+                                                             "ours-tree")]
     if len(ours) >= 3:
         # root CPU for join + broadcast: a + c_conn * direct children
         cal["ours_id"] = lstsq([[1, ours_children(k[0], k[1])[0]] for k, _ in ours],
@@ -103,10 +128,9 @@ def calibrate(pts, cores, held_out=1024):
                                [v["root_cpu_ag"] - v["root_cpu_id"] for _, v in ours])
         # all ranks' CPU: a + per-rank + per byte moved (root egress + leaders to their locals)
         cal["ours_total"] = lstsq(
-            [[1, k[1], ours_children(k[0], k[1])[1] * (1 if k[0] == "ours-flat" else 2)]
-             for k, _ in ours], [v["total_cpu"] for _, v in ours])
+            [[1, k[1], moved_bytes(k[0], k[1])] for k, _ in ours], [v["total_cpu"] for _, v in ours])
         cal["ours_t0"] = {}
-        for impl in ("ours-2level", "ours-flat"):
+        for impl in ("ours-2level", "ours-flat", "ours-tree"):
             res = [v["id_med"] - max(v["root_cpu_id"], v["total_cpu"] / cores)
                    for k, v in fit_pts.items() if k[0] == impl]
             cal["ours_t0"][impl] = max(0.0, sorted(res)[len(res) // 2]) if res else 0.0
@@ -146,7 +170,7 @@ def local_prediction(cal, impl, n, cores):
         a2, r2, b2 = cal["ours_ag"]
         root_ag = root_id + a2 + r2 * n + b2 * egress
         ta, tn, tb = cal["ours_total"]
-        total = ta + tn * n + tb * egress * (1 if impl == "ours-flat" else 2)
+        total = ta + tn * n + tb * moved_bytes(impl, n)
         t0 = cal["ours_t0"][impl]
         # the id phase is roughly all of the total CPU except the allgather's bytes
         total_id = ta + tn * n
@@ -253,6 +277,34 @@ def model_ours(n, cal, a, tree_k=None, preflight=False):
     return t_id, t_id + up + down, note
 
 
+def model_ours_tree(n, cal, a, k):
+    """The leaders' k-ary tree as implemented: id, id + preflight, id + preflight + allgather."""
+    per = a.ranks_per_node
+    leaders = max(1, n // per)
+    depth = max(1, tree_depth(leaders, k))
+    kids = min(k, leaders - 1) + (per - 1)  # TCP children + own locals, per leader
+    _, c_conn = cal["ours_id"]
+    _, c_rec, c_byte = cal["ours_ag"]
+    _, p_rec, p_send = cal["ours_pf"]
+    rtt, bw, lbw = a.rtt, a.bandwidth, a.local_bw
+    # join: a leader is served once its parent has joined (level by level: 1.5 RTT + the
+    # parent admits its k children); then "subtree complete" climbs back, half an RTT a level
+    join = depth * (1.5 * rtt + kids * c_conn) + depth * 0.5 * rtt + 1.5 * rtt
+    bcast = depth * (0.5 * rtt + kids * (ID_BYTES + FRAME) / bw) + (per - 1) * (ID_BYTES + FRAME) / lbw
+    t_id = join + bcast
+    # records merge level by level (every leader decodes its subtree's records and re-encodes
+    # them): on the critical path n * k/(k-1) records, the root's ingress bytes, depth hops
+    merge = k / (k - 1.0)
+    pf = (depth * 0.5 * rtt + p_rec * n * merge + n * (PF_REC + 4) / bw
+          + depth * (0.5 * rtt + p_send * kids))
+    s = n * (REC + 4)
+    up = depth * 0.5 * rtt + c_rec * n * merge + s / bw
+    hop = k * s
+    down = depth * (0.5 * rtt + s / bw + max(hop / bw, c_byte * hop)) + (per - 1) * s / lbw
+    note = "k=%d depth %d, %.3g MB to each of k children per hop" % (k, depth, s / 1e6)
+    return t_id, t_id + pf, t_id + pf + up + down, note
+
+
 def model_tcpstore(n, cal, a):
     rtt, bw = a.rtt, a.bandwidth
     _, c_client = cal["ts_server"]
@@ -280,12 +332,16 @@ def main():
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 2,
                     help="cores of the machine that produced the results")
     ap.add_argument("--goal", type=float, default=5.0, help="seconds")
+    ap.add_argument("--tree-goal", type=float, default=2.0,
+                    help="seconds for id + preflight + 64 B allgather via the tree at 100k")
+    ap.add_argument("--fanout", type=int, default=16, help="tree fanout to model (default 16)")
     a = ap.parse_args()
     pts = load(a.results)
     cal = calibrate(pts, a.cores)
-    if "ours_id" not in cal or "ts_server" not in cal or "ours_pf" not in cal:
+    if "ours_id" not in cal or "ours_pf" not in cal:
         sys.exit("not enough measured points in %s (need ours-2level/ours-flat, ours-preflight "
-                 "and tcpstore-agent at N <= 256)" % a.results)
+                 "at N <= 256; tcpstore-agent for the TCPStore rows)" % a.results)
+    has_ts = "ts_server" in cal
     print("Calibrated on N <= 256 (rank 0's own CPU time, %d cores):" % a.cores)
     print("  ours   root per direct child (accept, 2 HMACs, hello/welcome, joined, id send): "
           "%.1f us" % (cal["ours_id"][1] * 1e6))
@@ -295,8 +351,9 @@ def main():
                                          float("inf")))
     print("  ours   root preflight: %.2f us per record decoded and checked, %.1f us per verdict "
           "sent to a child" % (cal["ours_pf"][1] * 1e6, cal["ours_pf"][2] * 1e6))
-    print("  ts     store server per client (6 requests incl. connect): %.1f us"
-          % (cal["ts_server"][1] * 1e6))
+    if has_ts:
+        print("  ts     store server per client (6 requests incl. connect): %.1f us"
+              % (cal["ts_server"][1] * 1e6))
     print("Assumptions: RTT %.0f us, root NIC %.1f Gb/s, Unix sockets %.1f GB/s, accept backlog "
           "%d (SYNs beyond it retransmitted after 1 s, 3 s, ...; ours paces leaders at %d us "
           "each beyond the first backlog/2), %d ranks per node, frame "
@@ -308,7 +365,8 @@ def main():
     print("%-15s %6s  %10s %10s  %10s %10s" % ("impl", "N", "id meas", "id pred", "2nd meas",
                                                   "2nd pred"))
     for (impl, n), v in sorted(pts.items()):
-        if impl not in ("ours-2level", "ours-preflight", "ours-flat", "tcpstore-agent"):
+        if impl not in ("ours-2level", "ours-tree", "ours-preflight", "ours-flat",
+                        "tcpstore-agent") or (impl == "tcpstore-agent" and not has_ts):
             continue
         pid, pag = local_prediction(cal, impl, n, a.cores)
         print("%-15s %6d  %10.1f %10s  %10.1f %10s%s" % (
@@ -324,14 +382,19 @@ def main():
     for n in (1024, 10_000, 100_000):
         rows = [("ours: id + preflight (as shipped)", model_ours(n, cal, a, preflight=True)),
                 ("ours: id + sddp_allgather", model_ours(n, cal, a)),
-                ("ours: allgather via tree k=16 *", model_ours(n, cal, a, tree_k=16)),
-                ("TCPStore: id + allgather", model_tcpstore(n, cal, a))]
+                ] + ([("TCPStore: id + allgather", model_tcpstore(n, cal, a))] if has_ts else [])
+        tid, tpf, tall, tnote = model_ours_tree(n, cal, a, a.fanout)
+        rows.append(("ours tree k=%d: id + preflight" % a.fanout, (tid, tpf, tnote)))
+        rows.append(("ours tree k=%d: id + pf + allgather" % a.fanout, (tid, tall, tnote)))
         for name, (ti, tg, note) in rows:
             print("%-34s %8d  %9.3f %9.3f  %s" % (name, n, ti, tg, note))
-            if n == 100_000 and "*" not in name:
+            if n == 100_000 and "allgather" not in name.split(":")[0]:
                 verdict[name] = (ti, tg)
-    print("  * not implemented: what sddp_allgather would need at 100k ranks")
     print()
+    tid, tpf, tall, _ = model_ours_tree(100_000, cal, a, a.fanout)
+    print("ours tree k=%d at 100k: id + preflight + 64 B allgather %.2f s -> %s" % (
+        a.fanout, tall, "under the %.0f s goal" % a.tree_goal if tall < a.tree_goal
+        else "OVER the %.0f s goal" % a.tree_goal))
     for name, (ti, tg) in verdict.items():
         print("%s at 100k: id %.2f s (%s), id + 2nd %.2f s -> %s" % (
             name, ti, "under" if ti < a.goal else "OVER", tg,

@@ -64,6 +64,16 @@ timed out srun_t --ddp -N"$NODES" --ntasks-per-node="$PER_NODE" "$C" || fail "C 
 expect_world "srun --ddp -N$NODES, TCP (${out_s} s)" "$out" tcp
 tcp_hosts=$(grep '^hosts:' <<<"$out" || true)
 
+# The node leaders' k-ary tree with a small fanout: 32 nodes at k = 2 are 5 levels deep, and the
+# last node's leader joins a middle leader, not rank 0 (SDDP_DEBUG=info logs each leader's parent).
+export SLURM_DDP_TREE_FANOUT=2 SDDP_DEBUG=info
+timed out srun_t --ddp -N"$NODES" --ntasks-per-node="$PER_NODE" "$C" ||
+    fail "C example over TCP with tree fanout 2 failed"
+unset SLURM_DDP_TREE_FANOUT SDDP_DEBUG
+expect_world "srun --ddp -N$NODES, TCP, leaders' tree fanout 2 (${out_s} s)" "$out" tcp
+expect_contains "fanout 2: node $((NODES - 1))'s leader joins node $(((NODES - 2) / 2))'s" "$out" \
+    "node $((NODES - 1))'s leader joined node $(((NODES - 2) / 2))'s leader (tree fanout 2"
+
 timed out srun_t --ddp --mpi=pmix -N"$NODES" --ntasks-per-node="$PER_NODE" "$C" || fail "C example over PMIx failed"
 expect_world "srun --ddp --mpi=pmix -N$NODES, PMIx (${out_s} s)" "$out" pmix
 expect_eq "PMIx and TCP give the same host list" "$(grep '^hosts:' <<<"$out" || true)" "$tcp_hosts"

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -87,6 +88,10 @@ RendezvousConfig Job::config(int rank) const {
     c.step_tag = step_tag;
     c.host = "node" + std::to_string(c.node_rank);
     c.timeout = timeout;
+    if (fanout > 0) {
+        c.tree_fanout = fanout;
+        for (const std::uint16_t p : leader_ports) c.leaders.push_back({"127.0.0.1", p});
+    }
     return c;
 }
 
@@ -99,6 +104,20 @@ Job make_job(const std::string& name, int world, int nodes, milliseconds timeout
     j.secret = s.ok() ? std::string(s->begin(), s->end()) : std::string(32, 'k');
     j.step_tag = "test." + name + "." + std::to_string(::getpid());
     j.timeout = timeout;
+    return j;
+}
+
+Job make_tree_job(const std::string& name, int world, int nodes, int fanout,
+                  milliseconds timeout) {
+    Job j = make_job(name, world, nodes, timeout);
+    j.fanout = fanout;
+    j.leader_ports.push_back(j.port);
+    while (j.leader_ports.size() < static_cast<std::size_t>(nodes)) {
+        const std::uint16_t p = free_port();
+        if (std::find(j.leader_ports.begin(), j.leader_ports.end(), p) == j.leader_ports.end()) {
+            j.leader_ports.push_back(p);
+        }
+    }
     return j;
 }
 

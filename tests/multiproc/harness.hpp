@@ -42,9 +42,15 @@ struct Job {
     std::string secret;
     std::string step_tag;
     milliseconds timeout{5000};
+    // > 0: the node leaders form a tree of this fanout; node n's leader listens on
+    // leader_ports[n] of 127.0.0.1 (node 0's is `port`), so many "nodes" share one host.
+    int fanout = 0;
+    std::vector<std::uint16_t> leader_ports;
     RendezvousConfig config(int rank) const;
 };
 Job make_job(const std::string& name, int world, int nodes, milliseconds timeout);
+Job make_tree_job(const std::string& name, int world, int nodes, int fanout,
+                  milliseconds timeout);
 
 // Child processes with result slots.
 class Children {

@@ -16,5 +16,6 @@ std::vector<Scenario> normal_scenarios();    // scenarios_normal.cpp
 std::vector<Scenario> intruder_scenarios();  // scenarios_intruders.cpp: bogus peers, real job ok
 std::vector<Scenario> failure_scenarios();   // scenarios_failures.cpp: ranks die, abort, ...
 std::vector<Scenario> attack_scenarios();    // scenarios_attacks.cpp: floods, squatters, ...
+std::vector<Scenario> tree_scenarios();      // scenarios_tree.cpp: the node leaders' k-ary tree
 
 }  // namespace sddp::mp

@@ -9,6 +9,7 @@
 #include "core/contract.hpp"
 #include "core/device_choice.hpp"
 #include "core/gpu_binding.hpp"
+#include "core/leader_tree.hpp"
 #include "core/log.hpp"
 #include "core/preflight.hpp"
 #include "os/host_files.hpp"
@@ -56,6 +57,21 @@ RendezvousConfig rendezvous_config(const sddp_handle& h) {
     c.host = h.host;
     c.timeout = h.timeout;
     return c;
+}
+
+// The TCP leaders' tree needs every node's host in node-rank order, from the step's node list.
+// Without it (or with MASTER_ADDR other than the list's first host) the tree is a star around
+// rank 0. Every rank reads the same variables, so every rank takes the same shape.
+Status add_leader_tree(RendezvousConfig& c, const sddp_handle& h, const EnvLookup& env) {
+    SDDP_TRY(fanout, read_tree_fanout(env));
+    c.tree_fanout = fanout;
+    if (!h.id.locality_known || !h.id.node_rank || !h.id.num_nodes || c.master_port == 0) {
+        return ok_status();
+    }
+    auto hosts = leader_hosts(env, static_cast<int>(*h.id.num_nodes), c.master_addr);
+    if (!hosts || c.node_rank >= static_cast<int>(hosts->size())) return ok_status();
+    for (std::string& host : *hosts) c.leaders.push_back({std::move(host), c.master_port});
+    return ok_status();
 }
 
 void warn_unauthenticated(const sddp_handle& h) {
@@ -153,6 +169,9 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         }
         RendezvousConfig cfg = rendezvous_config(*h);
         cfg.allow_unauthenticated = s.allow_unauthenticated;
+        if (auto st = add_leader_tree(cfg, *h, env); !st) {
+            return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
+        }
         auto t = select_transport(s.transport, cfg, env);
         if (!t) return fail_step(*h, Phase::rendezvous, "rendezvous", t.error());
         h->transport = std::move(*t);

@@ -38,6 +38,10 @@ inline constexpr const char* kCheckToolVar = "SLURM_DDP_CHECK_TOOL";
 inline constexpr const char* kPmixLibraryVar = "SLURM_DDP_PMIX_LIBRARY";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
+// Fanout k of the TCP rendezvous tree among node leaders (2..4096, default kTreeFanoutDefault):
+// rank 0's node leads, node n's leader joins node (n-1)/k's. Every rank of a step must agree.
+inline constexpr const char* kTreeFanoutVar = "SLURM_DDP_TREE_FANOUT";
+inline constexpr int kTreeFanoutDefault = 16;
 
 // The secret's value for the environment: hex of exactly kSecretBytes bytes (the caller made
 // them with the randomness module).

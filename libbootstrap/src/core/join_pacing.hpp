@@ -9,6 +9,9 @@
 // order, one batch per `batch * kAdmitCost` (rank 0 admits a leader in well under 100 us), so
 // the queue drains before the next batch arrives. Jobs with fewer leaders than a batch never
 // wait. Pure: the leader reads somaxconn (its own node's, the same image as rank 0's) and sleeps.
+// In the leaders' tree (core/leader_tree.hpp) a parent serves only its k children, so the index
+// is the leader's position among its siblings (< k): with k <= 2048 nobody waits, and the
+// admission work is spread over every leader instead of rank 0.
 #pragma once
 
 #include <chrono>
@@ -20,7 +23,8 @@ namespace sddp {
 // measured 90 us on two shared cores, rounded up (bench/scale_model.py calibrates it).
 inline constexpr std::chrono::microseconds kAdmitCost{100};
 
-// The delay before node `node_rank`'s leader first connects, given rank 0's accept backlog.
+// The delay before the leader with index `node_rank` among its parent's children (in a star:
+// its node rank) first connects, given the parent's accept backlog.
 // Zero for the first batch; nondecreasing in node_rank; the last leader of N waits about
 // N * kAdmitCost, the time rank 0 needs to admit everyone anyway.
 std::chrono::microseconds join_delay(std::uint32_t node_rank, std::uint32_t backlog);

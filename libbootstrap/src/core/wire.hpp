@@ -53,7 +53,8 @@ enum class MsgType : std::uint8_t {
     hello = 2,      // client -> server: identity, client nonce, proof of the secret
     welcome = 3,    // server -> client: the server's proof of the secret
     reject = 4,     // server -> client: why the connection is refused
-    joined = 5,     // node leader -> root: ranks that joined the leader
+    joined = 5,     // node leader -> parent: ranks that joined it (tree: an empty list says
+                    // its whole subtree has joined)
     abort = 6,      // either way: give up, with an error code and reason
     up = 7,         // child -> parent: this subtree's contribution to a collective
     down = 8,       // parent -> child: the collective's result

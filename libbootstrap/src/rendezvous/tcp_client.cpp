@@ -217,7 +217,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     std::optional<std::string> untrusted;
     if (!target.local) {
         const auto wait =
-            join_delay(static_cast<std::uint32_t>(std::max(cfg.node_rank, 0)), accept_backlog());
+            join_delay(target.pace_index, accept_backlog());
         if (wait.count() > 0) {
             std::this_thread::sleep_for(std::min<Clock::duration>(wait, deadline - start));
         }

@@ -18,6 +18,7 @@ struct ParentTarget {
     std::uint16_t port = 0;   // TCP: master_port
     std::string local_name;   // local: abstract socket name
     std::string description;  // "rank 0 at host:port", for messages
+    std::uint32_t pace_index = 0;  // TCP: position among the parent's children (join pacing)
 };
 
 struct ParentLink {

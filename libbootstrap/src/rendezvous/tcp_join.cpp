@@ -12,6 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "core/contract.hpp"
+#include "core/leader_tree.hpp"
+#include "core/log.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_node.hpp"
@@ -36,11 +39,12 @@ Status Node::run_join() {
     const auto deadline = deadline_from(start);
     if (cfg_.world_size == 1) return ok_status();
     SDDP_CHECK(start_listening());
-    if (is_root_ || serves_locals_) {
+    if (is_root_ || serves_locals_ || !tree_children_.empty()) {
         join_.emplace(is_root_, cfg_.world_size, serves_locals_ ? cfg_.local_world_size : 1,
-                      cfg_.rank, cfg_.node_rank);
+                      cfg_.rank, cfg_.node_rank, tree_children_);
     }
-    // A node leader reaches rank 0 before serving its locals; they wait in the listen backlog.
+    // A node leader reaches its parent before serving its locals and child leaders; they wait in
+    // the listen backlog.
     if (Status up = connect_parent(); !up.ok()) {
         if (serves_locals_) turn_away_locals(up.error(), deadline);
         return up;
@@ -71,6 +75,18 @@ Status Node::run_join() {
         pump(deadline);
     }
     if (failed_) return *failed_;
+    if (tree_ && parent_ != nullptr) {
+        // The whole subtree is in and every rank of it was reported: say so, so the parent's
+        // join (and rank 0's) completes exactly when everyone below has joined.
+        send_to(*parent_, std::make_shared<const Bytes>(wire::encode_joined(wire::Joined{})));
+        sddp::log(LogLevel::info,
+                  "rendezvous: " + self_ + ": node " + std::to_string(cfg_.node_rank) +
+                      "'s leader joined node " + std::to_string(parent_node_) +
+                      "'s leader (tree fanout " + std::to_string(cfg_.tree_fanout) + ", depth " +
+                      std::to_string(tree_depth(static_cast<int>(cfg_.leaders.size()),
+                                                cfg_.tree_fanout)) +
+                      ") with " + std::to_string(tree_children_.size()) + " child node(s)");
+    }
     // Everyone is here: stop accepting, so late strangers get a refused connection.
     close_listeners();
     std::vector<std::uint64_t> stale;
@@ -85,7 +101,7 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // Without this the locals would retry the vanished leader until their own timeout and then
     // report only that they could not reach it. They start with the leader, so they are in the
     // backlog already or about to be: a short, bounded wait catches them.
-    if (!local_listener_.valid()) return;
+    if (!local_listener_.valid() && !tcp_listener_.valid()) return;
     wire::Abort abort{static_cast<std::uint32_t>(why.code),
                       ("the node leader, " + self_ + ", could not join: " + why.message)
                           .substr(0, wire::kMaxReasonSize),
@@ -96,16 +112,23 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // A leader that gave up at its own deadline still has the locals' slack (they time out
     // margin_/2 after it, see deadline_from) to tell them why.
     const auto until = std::min(deadline + margin_ / 2, Clock::now() + std::chrono::seconds(1));
+    // The child leaders of the tree are told the same way: the early abort's proof is the same
+    // over TCP, and their own fail() passes the reason on to their subtrees.
+    const int expected = (local_listener_.valid() ? cfg_.local_world_size - 1 : 0) +
+                         (tcp_listener_.valid() ? static_cast<int>(tree_children_.size()) : 0);
     int told = 0;
-    while (told < cfg_.local_world_size - 1 && Clock::now() < until) {
-        pollfd p{local_listener_.get(), POLLIN, 0};
-        if (::poll(&p, 1, poll_timeout_ms(until)) <= 0) continue;
-        const int fd = ::accept4(local_listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-        if (fd < 0) continue;
-        // A few hundred bytes into an empty socket buffer: one send, never blocks.
-        (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-        ::close(fd);
-        ++told;
+    while (told < expected && Clock::now() < until) {
+        pollfd p[2] = {{local_listener_.get(), POLLIN, 0}, {tcp_listener_.get(), POLLIN, 0}};
+        if (::poll(p, 2, poll_timeout_ms(until)) <= 0) continue;
+        for (const pollfd& q : p) {
+            if (q.fd < 0 || !(q.revents & POLLIN)) continue;
+            const int fd = ::accept4(q.fd, nullptr, nullptr, SOCK_CLOEXEC);
+            if (fd < 0) continue;
+            // A few hundred bytes into an empty socket buffer: one send, never blocks.
+            (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+            ::close(fd);
+            ++told;
+        }
     }
 }
 
@@ -115,6 +138,31 @@ bool Node::join_complete() const {
 
 std::string Node::describe_join_missing() const {
     if (!join_) return "waiting for nothing";
+    // Tree: the child leaders that never came, and those whose subtrees are still incomplete.
+    std::string tree_part;
+    if (join_->tree()) {
+        auto nodes_text = [&](const std::vector<int>& nodes) {
+            std::string t;
+            int listed = 0;
+            for (const int n : nodes) {
+                if (listed++ == 8) return t + ", ...";
+                const auto& e = cfg_.leaders[static_cast<std::size_t>(n)];
+                t += (t.empty() ? "" : ", ") + std::to_string(n) + " (" + e.host + ":" +
+                     std::to_string(e.port) + ")";
+            }
+            return t;
+        };
+        const std::vector<int> absent = join_->missing_child_nodes();
+        const std::vector<int> partial = join_->incomplete_child_nodes();
+        if (!absent.empty()) {
+            tree_part += "; the leaders of child nodes " + nodes_text(absent) +
+                         " never joined node " + std::to_string(cfg_.node_rank) + "'s leader";
+        }
+        if (!partial.empty()) {
+            tree_part += "; the subtrees of child nodes " + nodes_text(partial) +
+                         " are incomplete (fanout " + std::to_string(cfg_.tree_fanout) + ")";
+        }
+    }
     if (is_root_ && join_->known() < cfg_.world_size) {
         const std::vector<int> missing = join_->missing_ranks();
         std::string s = "waiting for " + std::to_string(missing.size()) + " of " +
@@ -138,8 +186,17 @@ std::string Node::describe_join_missing() const {
                        std::to_string(join_->locals_joined() + 1) + " of " +
                        std::to_string(cfg_.local_world_size) + " local ranks joined)";
         }
-        if (!partial.empty()) s += "; incomplete nodes: " + partial;
-        return s + ". Those ranks did not start, crashed, or cannot reach " + master_;
+        if (!partial.empty() && !join_->tree()) s += "; incomplete nodes: " + partial;
+        if (join_->locals_joined() < cfg_.local_world_size - 1 && join_->tree()) {
+            s += "; rank 0's own node has " + std::to_string(join_->locals_joined() + 1) + " of " +
+                 std::to_string(cfg_.local_world_size) + " local ranks";
+        }
+        return s + tree_part + ". Those ranks did not start, crashed, or cannot reach " +
+               (join_->tree() ? "their parent node leader" : master_);
+    }
+    if (join_->tree() && !tree_part.empty() &&
+        join_->locals_joined() >= cfg_.local_world_size - 1) {
+        return "waiting for the subtree of node " + std::to_string(cfg_.node_rank) + tree_part;
     }
     return "waiting for local ranks " + format_rank_list(join_->missing_local_ranks()) +
            " of node " + std::to_string(cfg_.node_rank) + " (" +
@@ -280,8 +337,14 @@ std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello
     if (link.via_local) {
         return join_->check_local(h.rank, h.local_rank, h.local_world_size, h.node_rank);
     }
-    if (!is_root_) return "this rank does not accept TCP peers";
-    return join_->check_direct(h.rank, h.local_rank, h.local_world_size);
+    if (!is_root_ && tree_children_.empty()) return "this rank does not accept TCP peers";
+    std::optional<std::string> why =
+        join_->check_direct(h.rank, h.local_rank, h.local_world_size, h.node_rank);
+    if (why && tree_) {
+        *why += " (fanout " + std::to_string(cfg_.tree_fanout) + "; are " +
+                contract::kTreeFanoutVar + " and the node list the same on every rank?)";
+    }
+    return why;
 }
 
 bool Node::on_hello(Link& link, const OwnedFrame& frame) {
@@ -319,7 +382,7 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
     if (link.via_local) {
         join_->add_local(link.id, h.rank, h.local_rank);
     } else {
-        join_->add_direct(link.id, h.rank, h.local_world_size);
+        join_->add_direct(link.id, h.rank, h.local_world_size, h.node_rank);
     }
     if (!is_root_ && parent_ != nullptr) {
         // Tell rank 0 at once, so that its view of who is missing stays exact.
@@ -336,6 +399,13 @@ void Node::on_joined(Link& link, const OwnedFrame& frame) {
              &link);
         return;
     }
+    if (joined->ranks.empty() && join_->tree() && !link.via_local) {
+        if (std::optional<std::string> bad = join_->subtree_complete(link.id)) {
+            fail(make_error(Errc::protocol, self_ + ": node leader " + describe(link) + " " + *bad),
+                 &link);
+        }
+        return;
+    }
     for (const std::int32_t r : joined->ranks) {
         std::optional<std::string> bad;
         if (link.via_local) {
@@ -350,6 +420,10 @@ void Node::on_joined(Link& link, const OwnedFrame& frame) {
                  &link);
             return;
         }
+    }
+    if (!is_root_ && parent_ != nullptr && !joined->ranks.empty()) {
+        // Pass the news up at once, so rank 0's view of who is missing stays exact.
+        send_to(*parent_, std::make_shared<const Bytes>(wire::encode_joined(*joined)));
     }
 }
 

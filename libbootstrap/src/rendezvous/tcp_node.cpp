@@ -10,6 +10,7 @@
 #include <cerrno>
 
 #include "core/contract.hpp"
+#include "core/leader_tree.hpp"
 #include "core/log.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
@@ -56,6 +57,27 @@ Status validate(const RendezvousConfig& c) {
                    std::to_string(c.rank));
     }
     if (c.timeout.count() <= 0) return bad("rendezvous: the timeout must be positive");
+    if (!c.leaders.empty()) {
+        if (c.tree_fanout < kMinTreeFanout || c.tree_fanout > kMaxTreeFanout) {
+            return bad("rendezvous: tree fanout " + std::to_string(c.tree_fanout) +
+                       " is outside " + std::to_string(kMinTreeFanout) + ".." +
+                       std::to_string(kMaxTreeFanout) + " (" + contract::kTreeFanoutVar + ")");
+        }
+        if (c.node_rank < 0 || static_cast<std::size_t>(c.node_rank) >= c.leaders.size()) {
+            return bad("rendezvous: node rank " + std::to_string(c.node_rank) +
+                       " is outside the " + std::to_string(c.leaders.size()) +
+                       " nodes of the leaders' tree");
+        }
+        if (c.rank == 0 && c.node_rank != 0) {
+            return bad("rendezvous: rank 0 is on node " + std::to_string(c.node_rank) +
+                       ", but the leaders' tree is rooted at node 0");
+        }
+        for (std::size_t n = 0; n < c.leaders.size(); ++n) {
+            if (c.leaders[n].port == 0 || c.leaders[n].host.empty()) {
+                return bad("rendezvous: no address for the leader of node " + std::to_string(n));
+            }
+        }
+    }
     if (c.world_size > 1 && c.secret.empty() && !c.allow_unauthenticated) {
         return bad("rendezvous: no step secret (" + std::string(contract::kSecretVar) +
                    ") and unauthenticated TCP was not allowed");
@@ -79,6 +101,12 @@ Node::Node(const RendezvousConfig& cfg) : cfg_(cfg) {
     const bool two_level = cfg.local_world_size > 1;
     serves_locals_ = two_level && cfg.local_rank == 0;
     local_leaf_ = two_level && cfg.local_rank > 0;
+    tree_ = !cfg.leaders.empty() && !local_leaf_;
+    if (tree_) {
+        const int nodes = static_cast<int>(cfg.leaders.size());
+        parent_node_ = tree_parent(cfg.node_rank, cfg.tree_fanout);
+        tree_children_ = tree_children(cfg.node_rank, nodes, cfg.tree_fanout);
+    }
     timeout_ = cfg.timeout;
     // Servers give up a little before their children so that their diagnosis (which ranks are
     // missing) reaches everyone before the children's own, vaguer, timeouts fire.
@@ -104,16 +132,18 @@ Node::~Node() {
 
 Clock::time_point Node::deadline_from(Clock::time_point start) const {
     if (is_root_) return start + timeout_ - margin_;
-    if (serves_locals_) return start + timeout_ - margin_ / 2;
+    if (serves_locals_ || !tree_children_.empty()) return start + timeout_ - margin_ / 2;
     return start + timeout_;
 }
 
 Status Node::start_listening() {
     // The root holds a socket per node leader, a leader one per local rank, and a few pending
     // handshakes; the soft limit is raised that far only, and restored when the node goes.
-    const std::uint64_t links = is_root_         ? cfg_.world_size
-                                : serves_locals_ ? cfg_.local_world_size
-                                                 : 1;
+    const std::uint64_t links =
+        tree_ ? tree_children_.size() + static_cast<std::uint64_t>(cfg_.local_world_size) + 1
+        : is_root_       ? cfg_.world_size
+        : serves_locals_ ? cfg_.local_world_size
+                         : 1;
     fd_limit_ = FdLimitRaise(links + 320);
     admission_.emplace(
         static_cast<std::size_t>(std::clamp<std::uint64_t>(fd_limit_.soft() / 4, 16, 4096)),
@@ -121,13 +151,15 @@ Status Node::start_listening() {
     epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
     const bool need_tcp =
-        is_root_ && cfg_.world_size > (serves_locals_ ? cfg_.local_world_size : 1);
+        tree_ ? !tree_children_.empty()
+              : is_root_ && cfg_.world_size > (serves_locals_ ? cfg_.local_world_size : 1);
     if (serves_locals_) {
         SDDP_TRY(fd, listen_abstract(local_socket_name(cfg_)));
         local_listener_ = std::move(fd);
     }
     if (need_tcp) {
-        SDDP_TRY(fd, listen_tcp(cfg_.master_port));
+        SDDP_TRY(fd, listen_tcp(tree_ ? cfg_.leaders[static_cast<std::size_t>(cfg_.node_rank)].port
+                                      : cfg_.master_port));
         tcp_listener_ = std::move(fd);
     }
     SDDP_CHECK(arm_listeners());
@@ -160,10 +192,20 @@ Status Node::connect_parent() {
         target.local_name = local_socket_name(cfg_);
         target.description = "the node leader (local rank 0 of node " +
                              std::to_string(cfg_.node_rank) + " on " + host_ + ")";
+    } else if (tree_ && parent_node_ > 0) {
+        const auto& up = cfg_.leaders[static_cast<std::size_t>(parent_node_)];
+        target.host = up.host;
+        target.port = up.port;
+        target.description = "the node leader of node " + std::to_string(parent_node_) + " at " +
+                             up.host + ":" + std::to_string(up.port);
+        target.pace_index = static_cast<std::uint32_t>(tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout));
     } else {
         target.host = cfg_.master_addr;
         target.port = cfg_.master_port;
         target.description = "rank 0 at " + master_;
+        // In the tree rank 0 admits only its k children: pace by position among them.
+        target.pace_index = static_cast<std::uint32_t>(
+            tree_ ? tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout) : std::max(cfg_.node_rank, 0));
     }
     SDDP_TRY(link, join_parent(target, cfg_, host_, deadline_from(Clock::now())));
     const std::uint64_t id = next_id_++;
@@ -319,7 +361,7 @@ bool Node::process_frames(Link& link) {
                 return false;
             }
             case wire::MsgType::joined:
-                if (!is_root_ || link.kind != Kind::child) break;
+                if (!join_ || link.kind != Kind::child || (!is_root_ && !tree_)) break;
                 on_joined(link, frame);
                 if (failed_) return false;
                 continue;
@@ -409,8 +451,8 @@ Status Node::wait_for_output(Clock::time_point deadline, std::string_view during
 std::vector<int> Node::ranks_behind(const Link& link) const {
     std::vector<int> out;
     if (link.rank >= 0) out.push_back(link.rank);
-    if (is_root_ && join_ && link.kind == Kind::child && link.local_world_size > 1 &&
-        !link.via_local) {
+    if ((is_root_ || tree_) && join_ && link.kind == Kind::child &&
+        (link.local_world_size > 1 || tree_) && !link.via_local) {
         return join_->ranks_via(link.id);
     }
     return out;
@@ -423,11 +465,15 @@ std::string Node::describe(const Link& link) const {
             return std::string("rank 0 at ") + master_ +
                    (link.host.empty() ? "" : " (" + link.host + ")");
         }
+        const int node = local_leaf_ ? cfg_.node_rank : parent_node_;
         return "rank " + std::to_string(link.rank) + " (" + link.host + ", node leader of node " +
-               std::to_string(cfg_.node_rank) + ")";
+               std::to_string(node) + ")";
     }
     std::string s = "rank " + std::to_string(link.rank) + " (" + link.host;
-    if (is_root_ && !link.via_local && link.local_world_size > 1) {
+    if (tree_ && !link.via_local) {
+        s += ", node leader of node " + std::to_string(link.node_rank) + " for ranks " +
+             format_rank_list(ranks_behind(link));
+    } else if (is_root_ && !link.via_local && link.local_world_size > 1) {
         s += ", node leader for ranks " + format_rank_list(ranks_behind(link));
     }
     return s + ")";

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // One rank's place in the rendezvous tree, and the single-threaded epoll loop that drives it.
 //
-// Rank 0 is the root. A node leader (local rank 0 of a node) is the root's child over TCP and
-// the parent of its node's other ranks over an abstract Unix socket; without local information
-// (local_world_size == 1) every rank is a direct TCP child of the root. The loop runs only inside
+// Rank 0 is the root. A node leader (local rank 0 of a node) is the parent of its node's other
+// ranks over an abstract Unix socket, and over TCP the child of its parent node's leader in the
+// leaders' k-ary tree (core/leader_tree.hpp; without cfg.leaders, of rank 0 directly). Without
+// local information (local_world_size == 1) every rank leads its own one-rank node. The loop runs only inside
 // calls made by the owning thread: no background thread, no thread per peer, every wait bounded.
 //
 // Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp drives
@@ -132,6 +133,9 @@ class Node final : public Transport {
     bool is_root_ = false;
     bool serves_locals_ = false;  // root or node leader with local ranks to accept
     bool local_leaf_ = false;     // joins its node leader rather than rank 0
+    bool tree_ = false;           // a leader in the leaders' tree (cfg.leaders given)
+    int parent_node_ = -1;        // tree: the node whose leader is this leader's parent
+    std::vector<int> tree_children_;  // tree: the nodes whose leaders join this one over TCP
     Clock::duration timeout_{};
     Clock::duration margin_{};
     Clock::duration handshake_timeout_{};

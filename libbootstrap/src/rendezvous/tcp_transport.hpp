@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // The TCP rendezvous: rank 0 serves, the others find it at MASTER_ADDR:MASTER_PORT.
 //
-// Topology (two levels). Rank 0 is the root. On every node, local rank 0 is the node leader: it
-// listens on an abstract Unix socket (named from the step tag, a hash of the secret, the port
-// and the node rank, so no port or file is needed) and is the only rank of its node that
-// connects to rank 0 over TCP; the node's other ranks connect to their leader. Without local
-// information (local_world_size == 1) every rank connects straight to rank 0 over TCP.
+// Topology. Rank 0 is the root. On every node, local rank 0 is the node leader: it listens on an
+// abstract Unix socket (named from the step tag, a hash of the secret, the port and the node
+// rank, so no port or file is needed) and is the only rank of its node that talks TCP; the
+// node's other ranks connect to their leader. Without local information (local_world_size == 1)
+// every rank leads a node of one.
+// Between nodes: given cfg.leaders (every node's host and port, by node rank: the api derives
+// them from the step's node list and MASTER_PORT), the leaders form a k-ary tree
+// (core/leader_tree.hpp, k = cfg.tree_fanout, SLURM_DDP_TREE_FANOUT, default 16): node n's leader
+// connects to node (n-1)/k's and listens on its own host at the same port for nodes k*n+1 ..
+// k*n+k. Without cfg.leaders (or with nodes <= k+1) every leader connects to rank 0: a star.
+// Every link is authenticated the same way; a leader's join returns once its whole subtree has
+// joined (each leader reports every rank below it, then "complete", to its parent).
 // Rank 0 and the leaders each run one epoll loop over non-blocking sockets, inside the calls.
 //
 // Every connection starts with a mutual HMAC-SHA256 challenge-response over the per-step secret
@@ -17,7 +24,8 @@
 // A client believes a refusal only with the server's proof of the secret, and every frame after
 // the handshake carries a MAC (tcp_auth.hpp).
 //
-// Message rounds (hops counted on the longest path, leader = one extra hop):
+// Message rounds (hops counted on the longest path of the star, leader = one extra hop; the tree
+// adds one TCP hop per level, ceil(log_k(nodes)) levels):
 //   join        TCP/Unix connect, challenge, hello, welcome (1.5 RTT per link), plus one `joined`
 //               message per local rank from each leader so rank 0 always knows exactly who is
 //               missing. The call returns once this rank's subtree (rank 0: the world) is in.
@@ -37,15 +45,18 @@
 //     Latency is a few RTTs plus rank 0's serial send loop (tens of ms).
 //   - gather (the preflight): 100k records up, one short verdict broadcast down: ~7 MB in, 12.5k
 //     small frames out.
-//   - allgather of R-byte records: 100k*R bytes up; rank 0 then sends the (100k*(R+4))-byte
-//     result to each of 12.5k leaders: 12.5k * 100k * (R+4) bytes, 85 GB for R = 64. At 100k
-//     ranks keep allgather records tiny or use it only where the job truly needs every record;
-//     the NCCL id path (broadcast) is cheap. A result over 256 MiB is refused (Errc::too_large).
+//   - allgather of R-byte records: 100k*R bytes up; in a star rank 0 then sends the
+//     (100k*(R+4))-byte result to each of 12.5k leaders (85 GB for R = 64). In the k = 16 tree
+//     rank 0 and every leader send it to at most 16 child leaders (6.8 MB each for R = 64), four
+//     levels deep: about 0.1 s (bench/scale_model.py). A result over 256 MiB is refused
+//     (Errc::too_large).
+//   - with the tree rank 0 admits only its k child leaders (25k HMACs spread over all leaders).
 //   - memory at rank 0: one copy of the result plus per-socket kernel buffers.
 //
 // Failures name ranks and hosts: a rank that never joins -> Errc::timeout at rank 0 listing the
-// missing ranks ("3,7-9") and incomplete nodes, propagated to all; a rank that dies -> its
-// parent reports Errc::peer_lost naming it; rank 0 dying -> everyone reports Errc::peer_lost
+// missing ranks ("3,7-9") and incomplete nodes (tree: the child nodes that never came or whose
+// subtree is incomplete), propagated to all; a rank that dies -> its parent (and, for a middle
+// leader, its child leaders) report Errc::peer_lost naming it; rank 0 dying -> everyone reports Errc::peer_lost
 // naming rank 0 at MASTER_ADDR:port. Servers time out slightly before their children so the
 // precise diagnosis reaches every rank first. Any failure is sent down and up the tree as an
 // abort carrying the error code and message, so every rank fails with the same reason.

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/bytes.hpp"
+#include "core/contract.hpp"
 #include "core/result.hpp"
 
 namespace sddp {
@@ -56,6 +57,15 @@ struct RendezvousConfig {
     std::string step_tag;  // "jobid.stepid" or similar: peers from another step are refused
     std::string host;      // this rank's host name, for error messages
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+    // TCP: where each node's leader listens, by node rank (node 0 is rank 0's, at master_port),
+    // and the fanout of the tree they form (core/leader_tree.hpp). Empty: every node leader is a
+    // direct child of rank 0. Several "nodes" on one host (tests) differ by port.
+    struct Endpoint {
+        std::string host;
+        std::uint16_t port = 0;
+    };
+    std::vector<Endpoint> leaders;
+    int tree_fanout = contract::kTreeFanoutDefault;
 };
 
 }  // namespace sddp

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/leader_tree.hpp"
+
+#include <algorithm>
+
+#include "core/contract.hpp"
+#include "core/hostlist.hpp"
+#include "core/numbers.hpp"
+
+namespace sddp {
+
+int tree_parent(int node, int fanout) {
+    if (node <= 0) return -1;
+    return (node - 1) / std::max(fanout, 1);
+}
+
+std::vector<int> tree_children(int node, int nodes, int fanout) {
+    std::vector<int> out;
+    const long long k = std::max(fanout, 1);
+    for (long long c = k * node + 1; c <= k * node + k && c < nodes; ++c) {
+        out.push_back(static_cast<int>(c));
+    }
+    return out;
+}
+
+int tree_sibling_index(int node, int fanout) {
+    if (node <= 0) return 0;
+    return (node - 1) % std::max(fanout, 1);
+}
+
+int tree_depth(int nodes, int fanout) {
+    int depth = 0;
+    for (int deepest = nodes - 1; deepest > 0; deepest = tree_parent(deepest, fanout)) ++depth;
+    return depth;
+}
+
+Result<int> read_tree_fanout(const EnvLookup& env) {
+    const auto v = env(contract::kTreeFanoutVar);
+    if (!v || v->empty()) return contract::kTreeFanoutDefault;
+    const auto n = parse_decimal(*v, kMaxTreeFanout);
+    if (!n || *n < static_cast<std::uint64_t>(kMinTreeFanout)) {
+        return make_error(Errc::invalid_input,
+                          std::string(contract::kTreeFanoutVar) + "=" + quote_value(*v) +
+                              " is not a fanout of " + std::to_string(kMinTreeFanout) + ".." +
+                              std::to_string(kMaxTreeFanout) + "; fix it or unset it for " +
+                              std::to_string(contract::kTreeFanoutDefault));
+    }
+    return static_cast<int>(*n);
+}
+
+std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, int num_nodes,
+                                                     const std::string& master_addr) {
+    if (num_nodes < 2 || master_addr.empty()) return std::nullopt;
+    for (const char* var : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}) {
+        const auto list = env(var);
+        if (!list || list->empty()) continue;
+        Result<std::vector<std::string>> hosts =
+            expand_hostlist(*list, static_cast<std::size_t>(num_nodes));
+        if (!hosts.ok() || hosts->size() != static_cast<std::size_t>(num_nodes) ||
+            hosts->front() != master_addr) {
+            return std::nullopt;
+        }
+        return std::move(*hosts);
+    }
+    return std::nullopt;
+}
+
+}  // namespace sddp

@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: Apache-2.0
+// The shape of the TCP rendezvous tree among node leaders: a k-ary tree over node indices.
+//
+// Why: with every node leader a direct child of rank 0, rank 0 sends an all-gather's whole
+// result to every node (O(N x nodes) bytes from one socket) and admits every leader itself. In
+// a k-ary heap over node indices (node 0 holds rank 0) node n > 0 joins node (n-1)/k and serves
+// nodes k*n+1 .. k*n+k, so no leader talks to more than k+1 others and the depth is
+// ceil(log_k(nodes)). With nodes <= k+1 the tree is today's star. Pure: no I/O.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/env_lookup.hpp"
+#include "core/result.hpp"
+
+namespace sddp {
+
+inline constexpr int kMinTreeFanout = 2;
+inline constexpr int kMaxTreeFanout = 4096;
+
+// Node `node`'s parent node, -1 for node 0.
+int tree_parent(int node, int fanout);
+// The child nodes of `node` among `nodes`, in increasing order.
+std::vector<int> tree_children(int node, int nodes, int fanout);
+// Position among its parent's children (0-based): join pacing spaces out siblings, not nodes.
+int tree_sibling_index(int node, int fanout);
+// Links on the longest path from node 0 to a leaf (0 for a single node).
+int tree_depth(int nodes, int fanout);
+
+// SLURM_DDP_TREE_FANOUT, or the default. Out-of-range or garbage values are errors.
+Result<int> read_tree_fanout(const EnvLookup& env);
+
+// The host of each node index, from SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), when it
+// names exactly `num_nodes` hosts and its first is `master_addr` (rank 0 is on node 0): then
+// every rank derives the same tree. nullopt otherwise: the rendezvous is a star around rank 0.
+std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, int num_nodes,
+                                                     const std::string& master_addr);
+
+}  // namespace sddp
