@@ -107,8 +107,7 @@ Job make_job(const std::string& name, int world, int nodes, milliseconds timeout
     return j;
 }
 
-Job make_tree_job(const std::string& name, int world, int nodes, int fanout,
-                  milliseconds timeout) {
+Job make_tree_job(const std::string& name, int world, int nodes, int fanout, milliseconds timeout) {
     Job j = make_job(name, world, nodes, timeout);
     j.fanout = fanout;
     j.leader_ports.push_back(j.port);

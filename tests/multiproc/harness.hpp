@@ -49,8 +49,7 @@ struct Job {
     RendezvousConfig config(int rank) const;
 };
 Job make_job(const std::string& name, int world, int nodes, milliseconds timeout);
-Job make_tree_job(const std::string& name, int world, int nodes, int fanout,
-                  milliseconds timeout);
+Job make_tree_job(const std::string& name, int world, int nodes, int fanout, milliseconds timeout);
 
 // Child processes with result slots.
 class Children {

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
     using namespace sddp::mp;
     sddp::use_stderr_log(sddp::process_env());
     std::vector<Scenario> all = normal_scenarios();
-    for (auto* more : {&intruder_scenarios, &failure_scenarios, &attack_scenarios, &tree_scenarios}) {
+    for (auto* more :
+         {&intruder_scenarios, &failure_scenarios, &attack_scenarios, &tree_scenarios}) {
         for (Scenario& s : more()) all.push_back(s);
     }
     if (argc != 2) {

@@ -125,7 +125,8 @@ int tree_middle_never_joins() {
 
 std::vector<Scenario> tree_scenarios() {
     return {
-        {"tree_60_on_15_nodes_k2", [] { return tree_healthy("tree_60_on_15_nodes_k2", 60, 15, 2); }},
+        {"tree_60_on_15_nodes_k2",
+         [] { return tree_healthy("tree_60_on_15_nodes_k2", 60, 15, 2); }},
         {"tree_40_flat_k3", [] { return tree_healthy("tree_40_flat_k3", 40, 40, 3); }},
         {"tree_middle_killed", tree_middle_killed},
         {"tree_collective_mismatch", tree_collective_mismatch},

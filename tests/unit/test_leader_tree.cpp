@@ -54,7 +54,7 @@ TEST(LeaderTree, HostsOnlyFromAListThatMatchesTheStep) {
     auto hosts = leader_hosts(env, 4, "n01");
     ASSERT_TRUE(hosts.has_value());
     EXPECT_EQ(hosts->at(3), "n04");
-    EXPECT_FALSE(leader_hosts(env, 3, "n01").has_value());  // not the step's node count
+    EXPECT_FALSE(leader_hosts(env, 3, "n01").has_value());       // not the step's node count
     EXPECT_FALSE(leader_hosts(env, 4, "10.0.0.1").has_value());  // rank 0 not on the first
     EXPECT_FALSE(leader_hosts(map_env({}), 4, "n01").has_value());
     EXPECT_FALSE(leader_hosts(env, 1, "n01").has_value());

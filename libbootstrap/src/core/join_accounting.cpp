@@ -24,7 +24,8 @@ JoinAccounting::JoinAccounting(bool root, int world_size, int local_world_size, 
     child_complete_.assign(child_nodes_.size(), 0);
     if (root_ || tree()) {
         owner_.assign(static_cast<std::size_t>(world_), 0);
-        if (own_rank_ >= 0 && own_rank_ < world_) owner_[static_cast<std::size_t>(own_rank_)] = kSelf;
+        if (own_rank_ >= 0 && own_rank_ < world_)
+            owner_[static_cast<std::size_t>(own_rank_)] = kSelf;
         known_ = 1;
     }
     local_rank_of_.assign(static_cast<std::size_t>(local_world_), -1);
@@ -32,8 +33,7 @@ JoinAccounting::JoinAccounting(bool root, int world_size, int local_world_size, 
 }
 
 std::optional<std::string> JoinAccounting::check_direct(int rank, int local_rank,
-                                                        int local_world_size,
-                                                        int node_rank) const {
+                                                        int local_world_size, int node_rank) const {
     if (rank < 0 || rank >= world_) {
         return "rank " + str(rank) + " is out of range for world size " + str(world_);
     }
@@ -127,10 +127,11 @@ std::optional<std::string> JoinAccounting::report_local(Via via, int rank) {
     const auto leader = leaders_.find(via);
     // A star's leader reports its own node's locals only; a tree's, anyone in its subtree (the
     // duplicate check below still bounds the total by the world size).
-    const bool fits = leader != leaders_.end() &&
-                      (tree() || leader->second.locals_joined < leader->second.local_world_size - 1);
-    if (owner_.empty() || rank <= 0 || rank >= world_ || owner_[static_cast<std::size_t>(rank)] != 0 ||
-        !fits) {
+    const bool fits =
+        leader != leaders_.end() &&
+        (tree() || leader->second.locals_joined < leader->second.local_world_size - 1);
+    if (owner_.empty() || rank <= 0 || rank >= world_ ||
+        owner_[static_cast<std::size_t>(rank)] != 0 || !fits) {
         return "reports rank " + str(rank) +
                ", which is out of range, already joined elsewhere, or one more than its local "
                "world size";

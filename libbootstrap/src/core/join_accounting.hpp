@@ -59,7 +59,7 @@ class JoinAccounting {
     int locals_joined() const { return locals_joined_; }
     std::vector<int> ranks_via(Via via) const;  // the leader's rank and those behind it
     bool tree() const { return !child_nodes_.empty(); }
-    std::vector<int> missing_child_nodes() const;  // tree: child nodes whose leader is not in
+    std::vector<int> missing_child_nodes() const;     // tree: child nodes whose leader is not in
     std::vector<int> incomplete_child_nodes() const;  // tree: joined, subtree not yet complete
 
     struct LeaderProgress {
@@ -82,8 +82,8 @@ class JoinAccounting {
     int locals_joined_ = 0;
     std::map<Via, LeaderProgress> leaders_;
     std::vector<int> child_nodes_;
-    std::vector<char> child_joined_;    // by index into child_nodes_
-    std::vector<char> child_complete_;  // by index into child_nodes_
+    std::vector<char> child_joined_;       // by index into child_nodes_
+    std::vector<char> child_complete_;     // by index into child_nodes_
     std::map<Via, std::size_t> child_of_;  // link -> index into child_nodes_
 };
 

@@ -216,8 +216,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     bool reached_leader = false;
     std::optional<std::string> untrusted;
     if (!target.local) {
-        const auto wait =
-            join_delay(target.pace_index, accept_backlog());
+        const auto wait = join_delay(target.pace_index, accept_backlog());
         if (wait.count() > 0) {
             std::this_thread::sleep_for(std::min<Clock::duration>(wait, deadline - start));
         }

@@ -13,11 +13,11 @@
 namespace sddp::tcp {
 
 struct ParentTarget {
-    bool local = false;       // abstract Unix socket to the node leader; else TCP to rank 0
-    std::string host;         // TCP: master_addr
-    std::uint16_t port = 0;   // TCP: master_port
-    std::string local_name;   // local: abstract socket name
-    std::string description;  // "rank 0 at host:port", for messages
+    bool local = false;            // abstract Unix socket to the node leader; else TCP to rank 0
+    std::string host;              // TCP: master_addr
+    std::uint16_t port = 0;        // TCP: master_port
+    std::string local_name;        // local: abstract socket name
+    std::string description;       // "rank 0 at host:port", for messages
     std::uint32_t pace_index = 0;  // TCP: position among the parent's children (join pacing)
 };
 

@@ -83,8 +83,8 @@ Status Node::run_join() {
                   "rendezvous: " + self_ + ": node " + std::to_string(cfg_.node_rank) +
                       "'s leader joined node " + std::to_string(parent_node_) +
                       "'s leader (tree fanout " + std::to_string(cfg_.tree_fanout) + ", depth " +
-                      std::to_string(tree_depth(static_cast<int>(cfg_.leaders.size()),
-                                                cfg_.tree_fanout)) +
+                      std::to_string(
+                          tree_depth(static_cast<int>(cfg_.leaders.size()), cfg_.tree_fanout)) +
                       ") with " + std::to_string(tree_children_.size()) + " child node(s)");
     }
     // Everyone is here: stop accepting, so late strangers get a refused connection.

@@ -59,14 +59,13 @@ Status validate(const RendezvousConfig& c) {
     if (c.timeout.count() <= 0) return bad("rendezvous: the timeout must be positive");
     if (!c.leaders.empty()) {
         if (c.tree_fanout < kMinTreeFanout || c.tree_fanout > kMaxTreeFanout) {
-            return bad("rendezvous: tree fanout " + std::to_string(c.tree_fanout) +
-                       " is outside " + std::to_string(kMinTreeFanout) + ".." +
-                       std::to_string(kMaxTreeFanout) + " (" + contract::kTreeFanoutVar + ")");
+            return bad("rendezvous: tree fanout " + std::to_string(c.tree_fanout) + " is outside " +
+                       std::to_string(kMinTreeFanout) + ".." + std::to_string(kMaxTreeFanout) +
+                       " (" + contract::kTreeFanoutVar + ")");
         }
         if (c.node_rank < 0 || static_cast<std::size_t>(c.node_rank) >= c.leaders.size()) {
-            return bad("rendezvous: node rank " + std::to_string(c.node_rank) +
-                       " is outside the " + std::to_string(c.leaders.size()) +
-                       " nodes of the leaders' tree");
+            return bad("rendezvous: node rank " + std::to_string(c.node_rank) + " is outside the " +
+                       std::to_string(c.leaders.size()) + " nodes of the leaders' tree");
         }
         if (c.rank == 0 && c.node_rank != 0) {
             return bad("rendezvous: rank 0 is on node " + std::to_string(c.node_rank) +
@@ -140,8 +139,8 @@ Status Node::start_listening() {
     // The root holds a socket per node leader, a leader one per local rank, and a few pending
     // handshakes; the soft limit is raised that far only, and restored when the node goes.
     const std::uint64_t links =
-        tree_ ? tree_children_.size() + static_cast<std::uint64_t>(cfg_.local_world_size) + 1
-        : is_root_       ? cfg_.world_size
+        tree_      ? tree_children_.size() + static_cast<std::uint64_t>(cfg_.local_world_size) + 1
+        : is_root_ ? cfg_.world_size
         : serves_locals_ ? cfg_.local_world_size
                          : 1;
     fd_limit_ = FdLimitRaise(links + 320);
@@ -198,14 +197,16 @@ Status Node::connect_parent() {
         target.port = up.port;
         target.description = "the node leader of node " + std::to_string(parent_node_) + " at " +
                              up.host + ":" + std::to_string(up.port);
-        target.pace_index = static_cast<std::uint32_t>(tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout));
+        target.pace_index =
+            static_cast<std::uint32_t>(tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout));
     } else {
         target.host = cfg_.master_addr;
         target.port = cfg_.master_port;
         target.description = "rank 0 at " + master_;
         // In the tree rank 0 admits only its k children: pace by position among them.
-        target.pace_index = static_cast<std::uint32_t>(
-            tree_ ? tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout) : std::max(cfg_.node_rank, 0));
+        target.pace_index =
+            static_cast<std::uint32_t>(tree_ ? tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout)
+                                             : std::max(cfg_.node_rank, 0));
     }
     SDDP_TRY(link, join_parent(target, cfg_, host_, deadline_from(Clock::now())));
     const std::uint64_t id = next_id_++;

@@ -4,8 +4,9 @@
 // Rank 0 is the root. A node leader (local rank 0 of a node) is the parent of its node's other
 // ranks over an abstract Unix socket, and over TCP the child of its parent node's leader in the
 // leaders' k-ary tree (core/leader_tree.hpp; without cfg.leaders, of rank 0 directly). Without
-// local information (local_world_size == 1) every rank leads its own one-rank node. The loop runs only inside
-// calls made by the owning thread: no background thread, no thread per peer, every wait bounded.
+// local information (local_world_size == 1) every rank leads its own one-rank node. The loop runs
+// only inside calls made by the owning thread: no background thread, no thread per peer, every wait
+// bounded.
 //
 // Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp drives
 // the server side of the handshake; tcp_collectives.cpp the collectives. Who may wait in the
@@ -131,10 +132,10 @@ class Node final : public Transport {
     std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates
     std::string master_;  // "addr:port"
     bool is_root_ = false;
-    bool serves_locals_ = false;  // root or node leader with local ranks to accept
-    bool local_leaf_ = false;     // joins its node leader rather than rank 0
-    bool tree_ = false;           // a leader in the leaders' tree (cfg.leaders given)
-    int parent_node_ = -1;        // tree: the node whose leader is this leader's parent
+    bool serves_locals_ = false;      // root or node leader with local ranks to accept
+    bool local_leaf_ = false;         // joins its node leader rather than rank 0
+    bool tree_ = false;               // a leader in the leaders' tree (cfg.leaders given)
+    int parent_node_ = -1;            // tree: the node whose leader is this leader's parent
     std::vector<int> tree_children_;  // tree: the nodes whose leaders join this one over TCP
     Clock::duration timeout_{};
     Clock::duration margin_{};

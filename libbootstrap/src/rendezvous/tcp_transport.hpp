@@ -56,10 +56,10 @@
 // Failures name ranks and hosts: a rank that never joins -> Errc::timeout at rank 0 listing the
 // missing ranks ("3,7-9") and incomplete nodes (tree: the child nodes that never came or whose
 // subtree is incomplete), propagated to all; a rank that dies -> its parent (and, for a middle
-// leader, its child leaders) report Errc::peer_lost naming it; rank 0 dying -> everyone reports Errc::peer_lost
-// naming rank 0 at MASTER_ADDR:port. Servers time out slightly before their children so the
-// precise diagnosis reaches every rank first. Any failure is sent down and up the tree as an
-// abort carrying the error code and message, so every rank fails with the same reason.
+// leader, its child leaders) report Errc::peer_lost naming it; rank 0 dying -> everyone reports
+// Errc::peer_lost naming rank 0 at MASTER_ADDR:port. Servers time out slightly before their
+// children so the precise diagnosis reaches every rank first. Any failure is sent down and up the
+// tree as an abort carrying the error code and message, so every rank fails with the same reason.
 #pragma once
 
 #include <memory>
