@@ -85,6 +85,7 @@ def pf_children(n):
 
 
 BENCH_FANOUT = 4  # bootstrap_bench's --fanout default (ours-tree)
+MAC_COST = 4e-6  # one HMAC-SHA256 over a small frame (docs/performance.md, libcrypto section)
 
 
 def tree_depth(nodes, k):
@@ -289,7 +290,9 @@ def model_ours_tree(n, cal, a, k):
     rtt, bw, lbw = a.rtt, a.bandwidth, a.local_bw
     # join: a leader is served once its parent has joined (level by level: 1.5 RTT + the
     # parent admits its k children); then "subtree complete" climbs back, half an RTT a level
-    join = depth * (1.5 * rtt + kids * c_conn) + depth * 0.5 * rtt + 1.5 * rtt
+    # rank 0 also checks one MAC'd `joined` frame per rank of the world (leaders report each
+    # rank as it joins, and middle leaders pass the frames on): MAC_COST each
+    join = depth * (1.5 * rtt + kids * c_conn) + depth * 0.5 * rtt + 1.5 * rtt + n * MAC_COST
     bcast = depth * (0.5 * rtt + kids * (ID_BYTES + FRAME) / bw) + (per - 1) * (ID_BYTES + FRAME) / lbw
     t_id = join + bcast
     # records merge level by level (every leader decodes its subtree's records and re-encodes
