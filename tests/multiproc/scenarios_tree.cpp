@@ -121,6 +121,36 @@ int tree_middle_never_joins() {
     return check.failures;
 }
 
+// Node 5's ranks were started with another fanout (3, not 2): its leader knocks on node 1's
+// leader, which refuses it with proof, naming the tree and the variable; the leader fails at
+// once and hands the reason to its local; rank 0 names the ranks that never came.
+int tree_leader_refused() {
+    Checker check{"tree_leader_refused"};
+    const int per_node = 2;
+    const int nodes = 7;
+    Job job = make_tree_job("tree_leader_refused", per_node * nodes, nodes, 2, milliseconds(4000));
+    Children kids(static_cast<std::size_t>(job.world));
+    std::vector<std::size_t> ranks;
+    for (int r = 0; r < job.world; ++r) {
+        ranks.push_back(kids.spawn("rank " + std::to_string(r), [&job, r] {
+            RendezvousConfig c = job.config(r);
+            if (c.node_rank == 5) c.tree_fanout = 3;
+            return run_rank(c, 1);
+        }));
+    }
+    check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
+    check.expect_error(kids, ranks[10], Errc::auth,
+                       {"refused rank 10", "not a child of node 1", "SLURM_DDP_TREE_FANOUT"});
+    check.expect_under(kids, ranks[10], 2.0);
+    check.expect_error(
+        kids, ranks[11], Errc::auth,
+        {"the node leader, rank 10 (node5), could not join", "not a child of node 1"});
+    check.expect_under(kids, ranks[11], 2.5);
+    check.expect_error(kids, ranks[0], Errc::timeout, {"missing ranks 10-11"});
+    for (const std::size_t i : ranks) check.expect_under(kids, i, 4.5);
+    return check.failures;
+}
+
 }  // namespace
 
 std::vector<Scenario> tree_scenarios() {
@@ -131,6 +161,7 @@ std::vector<Scenario> tree_scenarios() {
         {"tree_middle_killed", tree_middle_killed},
         {"tree_collective_mismatch", tree_collective_mismatch},
         {"tree_middle_never_joins", tree_middle_never_joins},
+        {"tree_leader_refused", tree_leader_refused},
     };
 }
 
