@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "core/contract.hpp"
 #include "core/join_accounting.hpp"
@@ -49,15 +53,63 @@ TEST(LeaderTree, FanoutFromTheEnvironment) {
     }
 }
 
-TEST(LeaderTree, HostsOnlyFromAListThatMatchesTheStep) {
-    auto env = map_env({{"SLURM_STEP_NODELIST", "n[01-04]"}});
-    auto hosts = leader_hosts(env, 4, "n01");
+namespace {
+// A task of srun --ddp on node `nodeid` of a 4-node step n[01-04].
+std::map<std::string, std::string, std::less<>> ddp_task(int nodeid) {
+    return {{"SLURM_JOB_ID", "7"},
+            {"SLURM_STEP_ID", "0"},
+            {"SLURM_STEP_NUM_TASKS", "8"},
+            {"SLURM_STEP_NUM_NODES", "4"},
+            {"SLURM_STEP_NODELIST", "n[01-04]"},
+            {"SLURM_STEP_TASKS_PER_NODE", "2(x4)"},
+            {"SLURM_PROCID", std::to_string(2 * nodeid)},
+            {"SLURM_LOCALID", "0"},
+            {"SLURM_NODEID", std::to_string(nodeid)},
+            {"SLURMD_NODENAME", "n0" + std::to_string(nodeid + 1)},
+            {contract::kStepVar, "7.0"}};
+}
+Identity ddp_identity(std::uint32_t node_rank, IdentitySource source = IdentitySource::ddp) {
+    Identity id;
+    id.source = source;
+    id.locality_known = true;
+    id.node_rank = node_rank;
+    id.num_nodes = 4;
+    return id;
+}
+}  // namespace
+
+TEST(LeaderTree, HostsInSlurmNodeOrderOnlyWhenNodeRanksAreSlurms) {
+    auto hosts = leader_hosts(map_env(ddp_task(2)), ddp_identity(2), "n01");
     ASSERT_TRUE(hosts.has_value());
     EXPECT_EQ(hosts->at(3), "n04");
-    EXPECT_FALSE(leader_hosts(env, 3, "n01").has_value());       // not the step's node count
-    EXPECT_FALSE(leader_hosts(env, 4, "10.0.0.1").has_value());  // rank 0 not on the first
-    EXPECT_FALSE(leader_hosts(map_env({}), 4, "n01").has_value());
-    EXPECT_FALSE(leader_hosts(env, 1, "n01").has_value());
+    EXPECT_TRUE(leader_hosts(map_env(ddp_task(2)), ddp_identity(2, IdentitySource::slurm), "n01"));
+    // Rank 0 is not on node 0, or the launcher's node count is not the step's.
+    EXPECT_FALSE(leader_hosts(map_env(ddp_task(2)), ddp_identity(2), "10.0.0.1"));
+    Identity three = ddp_identity(2);
+    three.num_nodes = 3;
+    EXPECT_FALSE(leader_hosts(map_env(ddp_task(2)), three, "n01"));
+    // A launcher inside the step numbers nodes its own way: torchrun's c10d in arrival order.
+    EXPECT_FALSE(leader_hosts(map_env(ddp_task(2)), ddp_identity(1), "n01"));
+    auto torchrun = ddp_task(2);
+    torchrun["TORCHELASTIC_USE_AGENT_STORE"] = "False";
+    EXPECT_FALSE(leader_hosts(map_env(torchrun), ddp_identity(2), "n01"));
+    EXPECT_FALSE(leader_hosts(map_env(ddp_task(2)), ddp_identity(2, IdentitySource::mpi), "n01"));
+    auto no_plugin = ddp_task(2);
+    no_plugin.erase(contract::kStepVar);
+    EXPECT_FALSE(leader_hosts(map_env(no_plugin), ddp_identity(2), "n01"));
+    EXPECT_FALSE(leader_hosts(map_env({}), ddp_identity(2), "n01"));
+}
+
+TEST(LeaderTree, HeterogeneousStepsFollowSlurmsNodeIds) {
+    // Components on n03-n04 then n01-n02: Slurm numbers n03 as node 0 and it runs rank 0.
+    auto env = ddp_task(2);
+    env["SLURM_HET_SIZE"] = "2";
+    env["SLURM_NODELIST_HET_GROUP_0"] = "n[03-04]";
+    env["SLURM_NODELIST_HET_GROUP_1"] = "n[01-02]";
+    env["SLURMD_NODENAME"] = "n01";
+    auto hosts = leader_hosts(map_env(env), ddp_identity(2), "n03");
+    ASSERT_TRUE(hosts.has_value());
+    EXPECT_EQ(*hosts, (std::vector<std::string>{"n03", "n04", "n01", "n02"}));
 }
 
 TEST(JoinAccountingTree, ParentAcceptsOnlyItsChildNodesAndWaitsForTheirSubtrees) {

@@ -59,16 +59,13 @@ RendezvousConfig rendezvous_config(const sddp_handle& h) {
     return c;
 }
 
-// The TCP leaders' tree needs every node's host in node-rank order, from the step's node list.
-// Without it (or with MASTER_ADDR other than the list's first host) the tree is a star around
-// rank 0. Every rank reads the same variables, so every rank takes the same shape.
+// The TCP leaders' tree needs every node's host in node-rank order; leader_hosts gives it only
+// when node ranks are Slurm's own, so every rank of the step takes the same shape.
 Status add_leader_tree(RendezvousConfig& c, const sddp_handle& h, const EnvLookup& env) {
     SDDP_TRY(fanout, read_tree_fanout(env));
     c.tree_fanout = fanout;
-    if (!h.id.locality_known || !h.id.node_rank || !h.id.num_nodes || c.master_port == 0) {
-        return ok_status();
-    }
-    auto hosts = leader_hosts(env, static_cast<int>(*h.id.num_nodes), c.master_addr);
+    if (c.master_port == 0) return ok_status();
+    auto hosts = leader_hosts(env, h.id, c.master_addr);
     if (!hosts || c.node_rank >= static_cast<int>(hosts->size())) return ok_status();
     for (std::string& host : *hosts) c.leaders.push_back({std::move(host), c.master_port});
     return ok_status();

@@ -4,8 +4,9 @@
 #include <algorithm>
 
 #include "core/contract.hpp"
-#include "core/hostlist.hpp"
+#include "core/node_order.hpp"
 #include "core/numbers.hpp"
+#include "core/step_facts.hpp"
 
 namespace sddp {
 
@@ -48,21 +49,22 @@ Result<int> read_tree_fanout(const EnvLookup& env) {
     return static_cast<int>(*n);
 }
 
-std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, int num_nodes,
+std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, const Identity& id,
                                                      const std::string& master_addr) {
-    if (num_nodes < 2 || master_addr.empty()) return std::nullopt;
-    for (const char* var : {"SLURM_STEP_NODELIST", "SLURM_JOB_NODELIST"}) {
-        const auto list = env(var);
-        if (!list || list->empty()) continue;
-        Result<std::vector<std::string>> hosts =
-            expand_hostlist(*list, static_cast<std::size_t>(num_nodes));
-        if (!hosts.ok() || hosts->size() != static_cast<std::size_t>(num_nodes) ||
-            hosts->front() != master_addr) {
-            return std::nullopt;
-        }
-        return std::move(*hosts);
+    const bool from_slurm = id.source == IdentitySource::slurm ||
+                            (id.source == IdentitySource::ddp && env(contract::kStepVar) &&
+                             !env("TORCHELASTIC_USE_AGENT_STORE"));
+    if (!from_slurm || !id.locality_known || !id.node_rank || !id.num_nodes || *id.num_nodes < 2 ||
+        master_addr.empty()) {
+        return std::nullopt;
     }
-    return std::nullopt;
+    auto facts = read_step_facts(env);
+    if (!facts || facts->nodeid != *id.node_rank || facts->nodes.size() != *id.num_nodes) {
+        return std::nullopt;
+    }
+    auto hosts = nodes_by_nodeid(*facts);
+    if (!hosts || hosts->front() != master_addr) return std::nullopt;
+    return std::move(*hosts);
 }
 
 }  // namespace sddp

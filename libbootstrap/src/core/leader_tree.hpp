@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/env_lookup.hpp"
+#include "core/identity.hpp"
 #include "core/result.hpp"
 
 namespace sddp {
@@ -32,10 +33,14 @@ int tree_depth(int nodes, int fanout);
 // SLURM_DDP_TREE_FANOUT, or the default. Out-of-range or garbage values are errors.
 Result<int> read_tree_fanout(const EnvLookup& env);
 
-// The host of each node index, from SLURM_STEP_NODELIST (else SLURM_JOB_NODELIST), when it
-// names exactly `num_nodes` hosts and its first is `master_addr` (rank 0 is on node 0): then
-// every rank derives the same tree. nullopt otherwise: the rendezvous is a star around rank 0.
-std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, int num_nodes,
+// The host of each node index, in SLURM_NODEID order (node_order.hpp: heterogeneous steps
+// included), when every rank can be sure that its node index is Slurm's: the identity comes from
+// srun --ddp or from Slurm itself (not from a launcher inside the step: torchrun's workers carry
+// TORCHELASTIC_USE_AGENT_STORE, and its c10d rendezvous numbers nodes in arrival order), this
+// rank's node index is its SLURM_NODEID, the step has exactly `id.num_nodes` nodes, and node 0
+// is `master_addr` (rank 0's host). nullopt otherwise: the rendezvous is a star around rank 0,
+// as it always is with at most fanout + 1 nodes.
+std::optional<std::vector<std::string>> leader_hosts(const EnvLookup& env, const Identity& id,
                                                      const std::string& master_addr);
 
 }  // namespace sddp
