@@ -75,7 +75,12 @@ Status agree(Transport& t, const Status& mine, const std::string& stage, const s
             all.error().code,
             stage + ": exchanging the outcome with the other ranks failed: " + all.error().message);
     }
-    return judge_outcomes(*all, stage);
+    Status verdict = judge_outcomes(*all, stage);
+    // A failed step is followed by an abort of the rendezvous (the caller tells its peers), which
+    // may reach a rank before the allgather's result does: no rank leaves before every rank
+    // holds the verdict. (The barrier's own failure changes nothing: the verdict is known.)
+    if (!verdict) (void)t.barrier();
+    return verdict;
 }
 
 }  // namespace sddp::nccl

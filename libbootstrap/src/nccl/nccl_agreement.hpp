@@ -27,7 +27,8 @@ Bytes encode_outcome(const Status& mine, const std::string& host);
 // "<stage> failed on rank R (host H): <its message>", with its error code.
 Status judge_outcomes(const std::vector<Bytes>& all, const std::string& stage);
 
-// Allgathers this rank's outcome and returns the verdict (bounded by the transport's timeout).
+// Allgathers this rank's outcome and returns the verdict (bounded by the transport's timeout);
+// on a failure, a barrier follows, so that every rank has the verdict before any aborts.
 // When the exchange itself fails, this rank's own failure if it had one, else the exchange's.
 Status agree(Transport& t, const Status& mine, const std::string& stage, const std::string& host);
 
