@@ -182,6 +182,9 @@ int run_check_command(const std::vector<std::string>& args) {
     // Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
     // communicators are aborted on every rank rather than finalised.
     if (nccl_failed) {
+        // The abort reaches the other ranks over the rendezvous and could overtake the facts on
+        // their way to them: nobody aborts before every rank holds them.
+        (void)sddp_barrier(h);
         (void)sddp_abort(h, "slurm-ddp check: the NCCL all-reduce failed");
     } else {
         (void)sddp_finalize(h);
