@@ -119,11 +119,13 @@ if [[ $have_gtest = OFF && -n $lib ]]; then
     } >>"$OUTDIR/build.log" 2>&1 || verdict FAIL "GPU programs (no GoogleTest: by hand)" "(see $OUTDIR/build.log)"
 fi
 gpu_test=$(bin test_gpu_allreduce) allreduce=$(bin cpp_allreduce) bench=$(bin nccl_init_bench)
-probe=$(bin nccl_probe) c_minimal=$(bin c_minimal)
+probe=$(bin nccl_probe) c_minimal=$(bin c_minimal) tool=$(bin slurm-ddp)
+layer_tests=$(bin nccl_layer_tests)
+[[ $have_gtest = ON ]] || layer_tests=none  # by hand (no GoogleTest): not built
 if [[ -n ${gp:-} ]]; then gpu_test=$gp/test_gpu_allreduce probe=$gp/nccl_probe; fi
 [[ -f $fakes/libnccl.so.2 ]] || fakes=""
 missing=()
-for v in plugin lib gpu_test allreduce bench probe c_minimal fakes; do
+for v in plugin lib gpu_test allreduce bench probe c_minimal fakes tool layer_tests; do
     [[ -n ${!v} ]] || missing+=("$v")
 done
 [[ -f examples/pytorch/train_ddp.py ]] || missing+=(train_ddp.py)
@@ -131,7 +133,7 @@ if ((${#missing[@]})); then
     verdict FAIL "everything built" "missing: ${missing[*]}"
     exit 1
 fi
-verdict PASS "everything built" "(plugin, library, test_gpu_allreduce, cpp_allreduce, nccl_init_bench, nccl_probe, c_minimal, fakes)"
+verdict PASS "everything built" "(plugin, library, test_gpu_allreduce, cpp_allreduce, nccl_init_bench, nccl_probe, c_minimal, fakes, slurm-ddp, nccl_layer_tests)"
 
 # Loading needs no GPU: checked everywhere.
 run nccl_loading tests/api/nccl_loading_test.sh "$lib" "$probe" "$fakes" ON
@@ -229,6 +231,54 @@ sys.exit(0 if v == want else 1)
 EOF
 # A no_nccl program does not touch NCCL or CUDA (the library links neither).
 run no_nccl_program $S --ddp "$c_minimal"
+
+# slurm-ddp check on real GPUs: the one-element all-reduce, bus ids, device-cgroup isolation.
+check_nccl() {  # check_nccl N: N ranks, one GPU each; every rank's all-reduce is right
+    local n=$1 out
+    out=$(timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" "$tool" check --nccl --timeout=60 2>&1)
+    local rc=$?
+    echo "$out"
+    ((rc == 0)) && [[ $(grep -c ': all-reduce ok, sum ' <<<"$out") -eq $n ]]
+}
+run check_nccl_1_rank check_nccl 1
+# One GPU named by index in rank 0 and by UUID in rank 1: two names, one bus id, named.
+check_bus_id() {
+    local out
+    out=$(timeout 120 srun -n2 --ddp=gpu-share --gres=gpu:1 bash -c \
+        '[ "$SLURM_PROCID" = 1 ] && export CUDA_VISIBLE_DEVICES='"$uuid"'; exec '"$tool"' check' 2>&1)
+    echo "$out"
+    grep -q 'problem: ranks 0 and 1 on .*: both use GPU .*Duplicate GPU detected' <<<"$out"
+}
+run check_bus_id_index_and_uuid check_bus_id
+if [[ $gpus -ge 2 ]]; then
+    run "check_nccl_${gpus}_ranks" check_nccl "$gpus"
+    # --gpus-per-task=1: with ConstrainDevices=yes each task opens only its own GPU, and the
+    # check must warn (naming --gres-flags=allow-task-sharing); with allow-task-sharing, not.
+    check_isolation() {
+        local out constrained
+        constrained=$(scontrol show config 2>/dev/null | grep -ci 'ConstrainDevices *= *yes' || true)
+        out=$(timeout 120 srun -n2 --gpus-per-task=1 "$tool" check 2>&1)
+        echo "$out"
+        if [[ $constrained -gt 0 ]]; then
+            grep -q 'warning: node .*--gres-flags=allow-task-sharing' <<<"$out" || return 1
+            out=$(timeout 120 srun -n2 --gpus-per-task=1 --gres-flags=allow-task-sharing "$tool" check 2>&1)
+            echo "$out"
+            ! grep -q 'warning: node' <<<"$out"
+        else
+            echo "(ConstrainDevices is off here: no isolation to see, and no warning expected)"
+            ! grep -q 'warning: node' <<<"$out"
+        fi
+    }
+    run check_cgroup_isolation check_isolation
+else
+    verdict NOT-RUN "check --nccl on N ranks, cgroup isolation" "(needs 2 GPUs)"
+fi
+
+# The NCCL layer's fault scenarios (agreement, bounded finalize, all-reduce) on the fakes, here
+# with the real driver present: the fakes must still be the ones loaded.
+if [[ $layer_tests != none ]]; then
+    run nccl_layer_on_fakes env LD_LIBRARY_PATH="$fakes" "$layer_tests"
+fi
 
 [[ ${KEEP_SLURM:-0} = 1 ]] || bash .gpu/slurm-on-device.sh down >/dev/null 2>&1
 echo "gpu-test: $pass passed, $fail failed, $notrun not run (logs in $OUTDIR)"

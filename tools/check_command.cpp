@@ -7,12 +7,14 @@
 #include <optional>
 
 #include "check_facts.hpp"
+#include "check_gpu.hpp"
 #include "core/env_lookup.hpp"
 #include "core/identity.hpp"
 #include "core/launch_env.hpp"
 #include "core/numbers.hpp"
 #include "core/step_check.hpp"
 #include "core/step_facts.hpp"
+#include "nccl/nccl_layer.hpp"
 #include "os/host_files.hpp"
 #include "os/process_env.hpp"
 #include "rendezvous/select_transport.hpp"
@@ -122,7 +124,11 @@ int run_check_command(const std::vector<std::string>& args) {
         (*choice == TransportChoice::tcp ||
          (*choice == TransportChoice::automatic && auto_transport(env) == TransportChoice::tcp));
     if (!tcp) id->master_port.reset();  // PMI2 listens on nothing: no port to probe
-    const CheckRecord mine = gather_check_record(*id, env, sddp_version(), fact_budget);
+    CheckRecord mine = gather_check_record(*id, env, sddp_version(), fact_budget);
+    add_bus_id(*id, mine, fact_budget);
+    GpuFacts gpu;
+    gpu.uses_gpu = mine.gpu != "none";
+    if (gpu.uses_gpu) probe_device_files("/dev", gpu);
     const bool multi_node = id->num_nodes.value_or(2) > 1;
 
     const bool nccl = a.nccl && sddp_have_nccl() && has_gpu(env);
@@ -140,7 +146,16 @@ int run_check_command(const std::vector<std::string>& args) {
     if (sddp_init(&opts, &h) != SDDP_OK) {
         return report_exchange_failure(a, env, mine, multi_node, sddp_last_error());
     }
-    if (nccl) nccl_note = "nccl: communicator created on every rank";
+    if (nccl) {
+        // Half the budget: a rank whose all-reduce hangs must still reach the exchange below
+        // before its peers' wait there (the full timeout) runs out, to say so.
+        auto sum = nccl::check_allreduce(sddp_nccl_comm(h), sddp_cuda_device(h), sddp_rank(h),
+                                         sddp_world_size(h), a.timeout / 2);
+        gpu.nccl = sum ? "ok" : "failed";
+        gpu.nccl_detail =
+            sum ? "sum " + std::to_string(sum->got) + " = " + std::to_string(sum->expected)
+                : sum.error().message;
+    }
 
     const auto world = static_cast<std::size_t>(sddp_world_size(h));
     std::vector<std::uint8_t> all(world * kCheckRecordBytes);
@@ -150,7 +165,30 @@ int run_check_command(const std::vector<std::string>& args) {
         (void)sddp_abort(h, "slurm-ddp check: exchange failed");
         return report_exchange_failure(a, env, mine, multi_node, error);
     }
-    (void)sddp_finalize(h);
+    std::vector<std::uint8_t> all_gpu(world * kGpuFactsBytes);
+    const auto gpu_bytes = encode_gpu_facts(gpu);
+    if (sddp_allgather(h, gpu_bytes.data(), gpu_bytes.size(), all_gpu.data()) != SDDP_OK) {
+        const std::string error = sddp_last_error();
+        (void)sddp_abort(h, "slurm-ddp check: exchange failed");
+        return report_exchange_failure(a, env, mine, multi_node, error);
+    }
+    std::vector<GpuFacts> gpus;
+    bool nccl_failed = false;
+    for (std::size_t i = 0; i < world; ++i) {
+        gpus.push_back(decode_gpu_facts(
+            std::span<const std::uint8_t>(all_gpu).subspan(i * kGpuFactsBytes, kGpuFactsBytes)));
+        nccl_failed = nccl_failed || (!gpus.back().nccl.empty() && gpus.back().nccl != "ok");
+    }
+    // Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
+    // communicators are aborted on every rank rather than finalised.
+    if (nccl_failed) {
+        // The abort reaches the other ranks over the rendezvous and could overtake the facts on
+        // their way to them: nobody aborts before every rank holds them.
+        (void)sddp_barrier(h);
+        (void)sddp_abort(h, "slurm-ddp check: the NCCL all-reduce failed");
+    } else {
+        (void)sddp_finalize(h);
+    }
 
     std::vector<CheckRecord> records;
     std::optional<std::string> decode_error;
@@ -165,8 +203,12 @@ int run_check_command(const std::vector<std::string>& args) {
     }
     if (decode_error) return report_exchange_failure(a, env, mine, multi_node, *decode_error);
 
-    const auto problems = judge_step(records);
+    auto problems = judge_step(records);
+    for (auto& p : nccl_problems(records, gpus)) problems.push_back(std::move(p));
+    std::string warnings;
+    for (const auto& w : isolation_warnings(records, gpus)) warnings += "warning: " + w + "\n";
     if (a.before_program) {
+        if (mine.rank == 0 && !warnings.empty()) print(warnings, true);
         if (problems.empty()) return 0;
         std::string text;
         for (const auto& p : problems) {
@@ -180,7 +222,7 @@ int run_check_command(const std::vector<std::string>& args) {
         if (a.json) {
             print(format_check_json(records, problems, std::nullopt), false);
         } else {
-            print(format_check_report(records, problems) +
+            print(format_check_report(records, problems) + warnings + nccl_lines(records, gpus) +
                       (nccl_note.empty() ? "" : nccl_note + "\n"),
                   false);
         }

@@ -20,7 +20,8 @@ int main(int argc, char** argv) {
             printf("rank %d of %d on %s: device %d\n", sddp_rank(h), sddp_world_size(h),
                    sddp_host(h), sddp_cuda_device(h));
             const int frc = sddp_finalize(h);
-            printf("finalize=%s\n", sddp_status_name(frc));
+            printf("finalize=%s%s%s\n", sddp_status_name(frc), frc ? ": " : "",
+                   frc ? sddp_last_error() : "");
         }
     }
     return 0;

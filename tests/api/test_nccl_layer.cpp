@@ -7,12 +7,20 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
-#include <string>
+#include <sys/stat.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "check_gpu.hpp"
+#include "nccl/nccl_agreement.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "nccl/nccl_library.hpp"
 #include "nccl/nccl_unique_ids.hpp"
 #include "nccl/nccl_wait.hpp"
+#include "nccl_thread_transport.hpp"
 #include "rendezvous/self_transport.hpp"
 
 using namespace sddp;
@@ -51,6 +59,34 @@ nccl::CommParams one_rank(std::chrono::milliseconds timeout = 5s) {
     nccl::CommParams p;
     p.timeout = timeout;
     return p;
+}
+
+// create_comms on `n` ranks (threads); setup_error_rank's device "failed". Each rank's result
+// (error text, or "" for success, its communicators finalised).
+std::vector<std::string> create_on_threads(int n, int setup_error_rank = -1) {
+    auto hub = std::make_shared<sddp_test::ThreadHub>(n);
+    std::vector<std::string> out(static_cast<std::size_t>(n));
+    std::vector<std::thread> ts;
+    for (int r = 0; r < n; ++r) {
+        ts.emplace_back([&, r] {
+            sddp_test::ThreadTransport t(hub, r);
+            nccl::CommParams p;
+            p.rank = r;
+            p.world_size = n;
+            p.host = "h" + std::to_string(r);
+            p.timeout = 5s;
+            if (r == setup_error_rank)
+                p.setup_error = make_error(Errc::io, "cudaSetDevice(3) failed: invalid ordinal");
+            auto c = nccl::create_comms(t, p);
+            if (c) {
+                (void)(*c)->finalize(5s);
+            } else {
+                out[static_cast<std::size_t>(r)] = c.error().message;
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    return out;
 }
 
 }  // namespace
@@ -251,4 +287,192 @@ TEST(CudaGpu, FabricManagerHint) {
     EXPECT_NE(g.error().message.find("cudaErrorSystemNotReady"), std::string::npos);
     EXPECT_NE(g.error().message.find("fabric manager"), std::string::npos) << g.error().message;
     EXPECT_EQ(g.error().message.find("driver is missing"), std::string::npos);
+}
+
+// One rank's device failed before init: every rank stops before NCCL, naming that rank.
+TEST(NcclAgreement, SetupFailureBeforeInitStopsEveryRank) {
+    reset(nullptr);
+    const auto out = create_on_threads(3, 1);
+    for (int r = 0; r < 3; ++r) {
+        const auto& m = out[static_cast<std::size_t>(r)];
+        EXPECT_NE(m.find("failed on rank 1 (host h1): cudaSetDevice(3) failed"), std::string::npos)
+            << "rank " << r << ": " << m;
+    }
+    // Nobody reached NCCL: no rank polls an init its peer will never join.
+    EXPECT_EQ(fake_log().find("init c"), std::string::npos) << fake_log();
+}
+
+// One rank's ncclCommInitRankConfig fails: every rank returns that rank's reason.
+TEST(NcclAgreement, InitFailureOnOneRankIsEveryRanksError) {
+    reset("init_fail");
+    setenv("FAKE_NCCL_FAIL_RANK", "2", 1);
+    const auto out = create_on_threads(3);
+    unsetenv("FAKE_NCCL_FAIL_RANK");
+    unsetenv("FAKE_NCCL");
+    for (int r = 0; r < 3; ++r) {
+        const auto& m = out[static_cast<std::size_t>(r)];
+        EXPECT_NE(m.find("NCCL init failed on rank 2 (host h2): ncclCommInitRankConfig"),
+                  std::string::npos)
+            << "rank " << r << ": " << m;
+        EXPECT_NE(m.find("fake last error"), std::string::npos) << m;
+    }
+    // The ranks whose init succeeded aborted their communicators.
+    EXPECT_NE(fake_log().find("abort c"), std::string::npos) << fake_log();
+}
+
+TEST(NcclAgreement, HealthyRanksAgree) {
+    reset(nullptr);
+    for (const auto& m : create_on_threads(3)) EXPECT_EQ(m, "");
+}
+
+TEST(NcclAgreement, VerdictPrefersARealFailureToTimeouts) {
+    const std::vector<Bytes> all{nccl::encode_outcome(make_error(Errc::timeout, "waited"), "a"),
+                                 nccl::encode_outcome(ok_status(), "b"),
+                                 nccl::encode_outcome(make_error(Errc::io, "bad GPU"), "c"),
+                                 nccl::encode_outcome(make_error(Errc::io, "also bad"), "d")};
+    auto v = nccl::judge_outcomes(all, "NCCL init");
+    ASSERT_FALSE(v);
+    EXPECT_EQ(v.error().code, Errc::io);
+    EXPECT_EQ(v.error().message,
+              "NCCL init failed on rank 2 (host c): bad GPU (2 other rank(s) failed too)");
+    EXPECT_TRUE(nccl::judge_outcomes({nccl::encode_outcome(ok_status(), "a")}, "x"));
+    auto only_timeouts =
+        nccl::judge_outcomes({nccl::encode_outcome(ok_status(), "a"),
+                              nccl::encode_outcome(make_error(Errc::timeout, "waited"), "b")},
+                             "x");
+    ASSERT_FALSE(only_timeouts);
+    EXPECT_EQ(only_timeouts.error().code, Errc::timeout);
+    EXPECT_NE(only_timeouts.error().message.find("rank 1 (host b)"), std::string::npos);
+    EXPECT_FALSE(nccl::judge_outcomes({Bytes{7}}, "x"));  // not an outcome
+}
+
+// A blocking child's ncclCommFinalize that never returns (a peer never finalises) is bounded.
+TEST(NcclComms, BlockedFinalizeIsAbortedAtTheDeadline) {
+    reset(nullptr);
+    auto t = make_self_transport();
+    auto c = nccl::create_comms(*t, one_rank());
+    ASSERT_TRUE(c) << c.error().message;
+    reset("finalize_block");
+    const auto t0 = std::chrono::steady_clock::now();
+    auto s = (*c)->finalize(300ms);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+    unsetenv("FAKE_NCCL");
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().code, Errc::timeout);
+    EXPECT_NE(s.error().message.find("ncclCommFinalize did not return"), std::string::npos)
+        << s.error().message;
+    const std::string log = fake_log();
+    EXPECT_LT(at(log, "finalize c3"), at(log, "abort c3")) << log;
+    EXPECT_NE(at(log, "abort c1"), std::string::npos) << log;  // and the rest
+}
+
+TEST(NcclSelfTest, AllReduceSumIsChecked) {
+    reset(nullptr);
+    auto t = make_self_transport();
+    auto c = nccl::create_comms(*t, one_rank());
+    ASSERT_TRUE(c) << c.error().message;
+    auto ok = nccl::check_allreduce((*c)->world(), 0, 0, 1, 5s);
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->got, 1);
+    EXPECT_EQ(ok->expected, 1);
+    EXPECT_NE(at(fake_log(), "allreduce c2 count=1 type=" + std::to_string(ncclInt64) +
+                                 " op=" + std::to_string(ncclSum)),
+              std::string::npos)
+        << fake_log();
+
+    setenv("FAKE_NCCL", "allreduce_wrong", 1);
+    auto wrong = nccl::check_allreduce((*c)->world(), 0, 0, 1, 5s);
+    ASSERT_FALSE(wrong);
+    EXPECT_NE(wrong.error().message.find("the all-reduce returned 0, not 1"), std::string::npos)
+        << wrong.error().message;
+
+    setenv("FAKE_NCCL", "allreduce_hang", 1);
+    const auto t0 = std::chrono::steady_clock::now();
+    auto hung = nccl::check_allreduce((*c)->world(), 0, 0, 1, 300ms);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+    unsetenv("FAKE_NCCL");
+    ASSERT_FALSE(hung);
+    EXPECT_EQ(hung.error().code, Errc::timeout);
+    EXPECT_NE(hung.error().message.find("did not complete within 0.3 s"), std::string::npos)
+        << hung.error().message;
+    (*c)->abort();
+}
+
+TEST(CudaGpu, BusIdOfAnIndexAndOfAUuidAreOne) {
+    setenv("FAKE_CUDA_DEVICES", "1", 1);
+    setenv("CUDA_VISIBLE_DEVICES", "1", 1);
+    auto by_index = nccl::pci_bus_id(0);
+    setenv("CUDA_VISIBLE_DEVICES", "GPU-fake-1", 1);
+    auto by_uuid = nccl::pci_bus_id(0);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    ASSERT_TRUE(by_index) << by_index.error().message;
+    ASSERT_TRUE(by_uuid) << by_uuid.error().message;
+    EXPECT_EQ(*by_index, "0000:3b:01.0");
+    EXPECT_EQ(*by_uuid, *by_index);
+}
+
+namespace {
+
+CheckRecord on(std::uint32_t rank, const std::string& host) {
+    CheckRecord r;
+    r.rank = rank;
+    r.host = host;
+    r.gpu = "0";
+    return r;
+}
+
+}  // namespace
+
+// Device files the test controls: one that opens, one that does not (a directory stands in for
+// a GPU the device cgroup denies: root opens any plain file).
+TEST(CheckGpu, DeviceFilesThatDoNotOpenAreBlocked) {
+    char tmpl[] = "/tmp/sddp-devs.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    const std::string dir = tmpl;
+    std::ofstream(dir + "/nvidia0") << "";
+    ASSERT_EQ(mkdir((dir + "/nvidia1").c_str(), 0700), 0);
+    std::ofstream(dir + "/nvidiactl") << "";  // not a GPU
+    check::GpuFacts f;
+    check::probe_device_files(dir, f);
+    EXPECT_EQ(f.opened, std::vector<int>{0});
+    ASSERT_EQ(f.blocked.size(), 1u);
+    EXPECT_EQ(f.blocked[0].rfind(dir + "/nvidia1: ", 0), 0u) << f.blocked[0];
+    std::filesystem::remove_all(dir);
+}
+
+TEST(CheckGpu, IsolatedTasksOfANodeGiveOneWarning) {
+    const std::vector<CheckRecord> recs{on(0, "n1"), on(1, "n1"), on(2, "n2"), on(3, "n2")};
+    std::vector<check::GpuFacts> f(4);
+    for (auto& x : f) x.uses_gpu = true;
+    EXPECT_TRUE(check::isolation_warnings(recs, f).empty());
+    f[1].blocked = {"/dev/nvidia0: Operation not permitted"};
+    const auto w = check::isolation_warnings(recs, f);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0].rfind("node n1: ", 0), 0u) << w[0];
+    EXPECT_NE(w[0].find("rank 1 cannot open /dev/nvidia0: Operation not permitted"),
+              std::string::npos)
+        << w[0];
+    EXPECT_NE(w[0].find("--gres-flags=allow-task-sharing"), std::string::npos);
+    // One GPU task on the node: nothing to share with, nothing to warn about.
+    EXPECT_TRUE(check::isolation_warnings({on(0, "n1"), on(1, "n2")},
+                                          {f[1], check::GpuFacts{true, {}, {}, "", ""}})
+                    .empty());
+}
+
+TEST(CheckGpu, FactsRoundTripAndNcclProblemsNameTheRank) {
+    check::GpuFacts f{true,
+                      {0, 1},
+                      {"/dev/nvidia2: Operation not permitted"},
+                      "failed",
+                      "the all-reduce returned 9, not 10"};
+    const auto bytes = check::encode_gpu_facts(f);
+    ASSERT_EQ(bytes.size(), check::kGpuFactsBytes);
+    EXPECT_EQ(check::decode_gpu_facts(bytes), f);
+    const auto ps = check::nccl_problems({on(0, "n1"), on(1, "n2")}, {check::GpuFacts{}, f});
+    ASSERT_EQ(ps.size(), 1u);
+    EXPECT_EQ(ps[0].where, "rank 1 on n2");
+    EXPECT_NE(ps[0].seen.find("returned 9, not 10"), std::string::npos);
+    EXPECT_NE(
+        check::nccl_lines({on(1, "n2")}, {f}).find("nccl: rank 1 on n2 (GPU 0): all-reduce FAILED"),
+        std::string::npos);
 }

@@ -177,6 +177,51 @@ else
     echo "SKIP: per-node resolution cases (start the cluster with PRIVATE_HOSTS=1)"
 fi
 
+# --- --nccl and bus ids on the NCCL fakes (tests/api/fakes) -------------------------------
+FAKES="$SDDP_BUILD_DIR/tests/api/fakes"
+if [ "${SDDP_CLUSTER_GPUS_PER_NODE:-0}" -ge 1 ] && [ -f "$FAKES/libnccl.so.2" ]; then
+    # fakes.sh TOOL ARGS: the tool on the fakes; RANK1_FAKE_NCCL and RANK1_CVD (set with env)
+    # give rank 1 alone a fault or another CUDA_VISIBLE_DEVICES.
+    cat >"$WORK/fakes.sh" <<TASK
+#!/bin/bash
+[ "\$SLURM_PROCID" = 1 ] && [ -n "\$RANK1_FAKE_NCCL" ] && export FAKE_NCCL=\$RANK1_FAKE_NCCL
+[ "\$SLURM_PROCID" = 1 ] && [ -n "\$RANK1_CVD" ] && export CUDA_VISIBLE_DEVICES=\$RANK1_CVD
+LD_LIBRARY_PATH=$FAKES exec "$TOOL" "\$@"
+TASK
+    chmod 0755 "$WORK/fakes.sh"
+    run_check nccl-fakes --ddp -N2 -n2 --gres=gpu:1 "$WORK/fakes.sh" check --nccl
+    expect_eq "--nccl on the fakes exits 0" "$RC" 0
+    expect_contains "all-reduce on rank 0, with its bus id" "$OUT" \
+        "nccl: rank 0 on n1 (GPU 0 0000:3b:00.0): all-reduce ok, sum 3 = 3"
+    expect_contains "all-reduce on rank 1" "$OUT" "nccl: rank 1 on n2 (GPU 0 0000:3b:00.0): all-reduce ok"
+    within_bound "--nccl on the fakes"
+
+    run_check nccl-wrong --ddp -N2 -n2 --gres=gpu:1 \
+        env RANK1_FAKE_NCCL=allreduce_wrong "$WORK/fakes.sh" check --nccl
+    [ "$RC" != 0 ] && pass "wrong sum: non-zero exit" || fail "wrong sum: exit 0"
+    expect_contains "wrong sum named on rank 1" "$OUT" \
+        "problem: rank 1 on n2: the NCCL all-reduce failed: the all-reduce returned 2, not 3"
+    within_bound "wrong sum"
+
+    run_check nccl-hang --ddp -N2 -n2 --gres=gpu:1 \
+        env RANK1_FAKE_NCCL=allreduce_hang "$WORK/fakes.sh" check --nccl --timeout=4
+    [ "$RC" != 0 ] && pass "hung all-reduce: non-zero exit" || fail "hung all-reduce: exit 0"
+    expect_contains "hung all-reduce named on rank 1" "$OUT" \
+        "problem: rank 1 on n2: the NCCL all-reduce failed: the all-reduce was enqueued but did not complete within 2.0 s"
+    within_bound "hung all-reduce"
+
+    # One GPU named by index on rank 0 and by UUID on rank 1: only the bus ids show it is one.
+    run_check bus-id --ddp=gpu-share -N1 -n2 --gres=gpu:1 \
+        env RANK1_CVD=GPU-fake-0 "$WORK/fakes.sh" check
+    [ "$RC" != 0 ] && pass "one GPU by index and UUID: non-zero exit" || fail "index and UUID: exit 0"
+    expect_contains "one GPU by index and UUID named" "$OUT" \
+        "problem: ranks 0 and 1 on n1: both use GPU GPU-fake-0 0000:3b:00.0"
+    expect_contains "the table shows rank 1's bus id" "$OUT" "GPU-fake-0 0000:3b:00.0"
+    within_bound "one GPU by index and UUID"
+else
+    echo "SKIP: --nccl on the fakes (no fake GPUs in the cluster or no NCCL fakes built)"
+fi
+
 # --- a node cut from the network: named, not waited for -----------------------------------
 if [ "${SDDP_CLUSTER_MODE:-}" = netns ] && ip link show "$VETH" >/dev/null 2>&1; then
     cat >"$WORK/task.sh" <<'TASK'

@@ -3,7 +3,9 @@
 # The NCCL layer's choices on the real cluster, with recording fakes of libnccl.so.2 and
 # libcudart (tests/api/fakes) standing in for the GPU: each task's device under plain srun
 # --gpus-per-task=1 (no --ddp), under srun --ddp, and under plain --gres with more tasks than
-# GPUs. The fakes "see" as many devices as CUDA_VISIBLE_DEVICES lists.
+# GPUs. The fakes "see" as many devices as CUDA_VISIBLE_DEVICES lists. Then faults on one rank
+# (FAKE_NCCL set in that task only): its ncclCommInitRankConfig fails, so every rank must return
+# promptly naming it; its ncclCommFinalize blocks, so its finalize must end at the timeout.
 source "$(dirname "$0")/lib.sh"
 PROBE="$SDDP_BUILD_DIR/tests/api/nccl_probe"
 FAKES="$SDDP_BUILD_DIR/tests/api/fakes"
@@ -56,5 +58,36 @@ if [ "$(grep -c '^init=SDDP_OK' <<<"$out")" = 4 ] && [ "$(grep -c '^finalize=SDD
     pass "srun --ddp --gres=gpu:2: 4 ranks through init and finalize on the fakes"
 else
     fail "srun --ddp:"; echo "$out"
+fi
+
+# probe_faulty WORDS SRUN_ARGS...: like probe, with FAKE_NCCL=WORDS in rank 1's task only.
+probe_faulty() {
+    local words=$1
+    shift
+    srun_t "$@" bash -c '[ "$SLURM_PROCID" = 1 ] && export FAKE_NCCL='"$words"'
+        LD_LIBRARY_PATH='"$FAKES"' exec '"$PROBE"' init' 2>&1 || true
+}
+
+# Rank 1's init fails at once: both ranks return the same error naming rank 1 and n2, long
+# before the 10 s timeout (rank 0's own init would otherwise be waited out).
+t0=$SECONDS
+out=$(probe_faulty init_fail --ddp -N2 --ntasks-per-node=1 --gres=gpu:1)
+took=$((SECONDS - t0))
+if [ "$(grep -c '^init=SDDP_ERR_NCCL: .*NCCL init failed on rank 1 (host n2): ncclCommInitRankConfig' <<<"$out")" = 2 ] &&
+   [ "$took" -lt 8 ]; then
+    pass "rank 1's init fails: both ranks name rank 1 on n2 (${took} s)"
+else
+    fail "rank 1's init fails (${took} s):"; echo "$out"
+fi
+
+# Rank 1's blocking ncclCommFinalize never returns: its finalize is aborted at the timeout.
+t0=$SECONDS
+out=$(probe_faulty finalize_block --ddp -N2 --ntasks-per-node=1 --gres=gpu:1)
+took=$((SECONDS - t0))
+if grep -q '^finalize=SDDP_ERR_TIMEOUT: .*ncclCommFinalize did not return' <<<"$out" &&
+   [ "$(grep -c '^finalize=SDDP_OK' <<<"$out")" = 1 ] && [ "$took" -lt 25 ]; then
+    pass "rank 1's finalize blocks: aborted at the timeout (${took} s, timeout 10 s)"
+else
+    fail "rank 1's finalize blocks (${took} s):"; echo "$out"
 fi
 finish

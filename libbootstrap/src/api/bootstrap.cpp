@@ -231,6 +231,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         p.unique_ids = s.unique_ids;
         p.nccl_comm_id = env("NCCL_COMM_ID");
         p.timeout = s.timeout;
+        p.host = h->host;
         auto comms = nccl::create_comms(*h->transport, p);
         if (!comms) return fail_step(*h, Phase::nccl, "NCCL", comms.error());
         h->comms = std::move(*comms);

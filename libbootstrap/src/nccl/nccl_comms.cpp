@@ -9,6 +9,8 @@
 #include <algorithm>
 
 #include "core/contract.hpp"
+#include "nccl/nccl_agreement.hpp"
+#include "nccl/nccl_bounded.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "nccl/nccl_library.hpp"
 #include "nccl/nccl_unique_ids.hpp"
@@ -90,8 +92,9 @@ class NcclComms final : public Comms {
   private:
     // Polls the state before finalising (an enqueued operation may still be running on a
     // non-blocking communicator), then ncclCommFinalize and ncclCommDestroy; aborts on any
-    // failure so that nothing is left behind. ncclCommFinalize of a blocking child returns when
-    // its operations have completed: that wait is NCCL's and not bounded by `deadline`.
+    // failure so that nothing is left behind. ncclCommFinalize of a blocking child returns only
+    // when its peers have finalised too, a wait of NCCL's own: it runs as a BoundedCall, and a
+    // peer that never finalises costs this rank `deadline` plus the abort's grace, not a hang.
     Status finalize_one(ncclComm_t& c, Clock::time_point deadline) {
         const ncclComm_t comm = c;
         c = nullptr;
@@ -101,7 +104,17 @@ class NcclComms final : public Comms {
         };
         if (Status s = wait_ready(nccl_, comm, deadline, "waiting before ncclCommFinalize"); !s)
             return fail(s.take_error());
-        ncclResult_t r = nccl_.CommFinalize(comm);
+        auto result = std::make_shared<ncclResult_t>(ncclInternalError);
+        BoundedCall call([&nccl = nccl_, comm, result] { *result = nccl.CommFinalize(comm); });
+        if (!call.wait_until(deadline)) {
+            nccl_.CommAbort(comm);  // NCCL's way to make the blocked call return
+            (void)call.wait_until(Clock::now() + kAbortGrace);
+            return make_error(Errc::timeout,
+                              "ncclCommFinalize did not return before the deadline: a peer has "
+                              "not finalised (it is still running collectives, hung, or died); "
+                              "the communicator was aborted instead");
+        }
+        ncclResult_t r = *result;
         if (r != ncclSuccess && r != ncclInProgress)
             return fail(make_error(Errc::io,
                                    "ncclCommFinalize failed: " + nccl_error_text(nccl_, r, comm)));
@@ -129,12 +142,10 @@ Error init_failed(const Error& e, const CommParams& p, const std::string& what) 
     return make_error(e.code, what + ": " + e.message + " (NCCL_DEBUG=INFO shows the details)");
 }
 
-}  // namespace
-
-Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p) {
-    SDDP_TRY(nccl_ptr, nccl_api());
-    const NcclApi& nccl = *nccl_ptr;
-    const int nids = std::clamp(p.unique_ids, 1, std::max(1, p.world_size));
+// What every rank checks before NCCL: its device (the caller's setup_error), NCCL_COMM_ID
+// against the id count, and the entry point several ids need.
+Status ready_for_init(const NcclApi& nccl, const CommParams& p, int nids) {
+    if (p.setup_error) return *p.setup_error;
     SDDP_CHECK(check_comm_id(p.nccl_comm_id, nids));
     if (nids > 1 && !nccl.CommInitRankScalable) {
         return make_error(
@@ -143,31 +154,55 @@ Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p) {
                 version_text(kScalableNcclVersion) + "), but NCCL " + version_text(nccl.version) +
                 " at " + nccl.path + " lacks it; use one id or a newer NCCL");
     }
+    return ok_status();
+}
+
+// ncclCommInitRank* polled to the deadline, then the splits; the first failure, named.
+Status init_and_split(const NcclApi& nccl, NcclComms& comms, std::vector<ncclUniqueId>& ids,
+                      const CommParams& p, int nids) {
+    const auto deadline = Clock::now() + p.timeout;
+    ncclConfig_t config = nonblocking_config();
+    const std::string what = nids > 1 ? "ncclCommInitRankScalable" : "ncclCommInitRankConfig";
+    const ncclResult_t r =
+        nids > 1 ? nccl.CommInitRankScalable(&comms.init_, p.world_size, p.rank, nids, ids.data(),
+                                             &config)
+                 : nccl.CommInitRankConfig(&comms.init_, p.world_size, ids[0], p.rank, &config);
+    if (r != ncclSuccess && r != ncclInProgress) {
+        return init_failed(make_error(Errc::io, nccl_error_text(nccl, r, comms.init_)), p, what);
+    }
+    if (auto s = wait_ready(nccl, comms.init_, deadline, what); !s) {
+        return init_failed(s.error(), p, what);
+    }
+    const std::string world_what = "ncclCommSplit (blocking world communicator)";
+    if (auto s = comms.split(0, p.rank, comms.world_, deadline, world_what); !s)
+        return init_failed(s.error(), p, world_what);
+    if (p.local_comm) {
+        const std::string local_what = "ncclCommSplit (node-local communicator)";
+        if (auto s = comms.split(p.node_color, p.rank, comms.local_, deadline, local_what); !s)
+            return init_failed(s.error(), p, local_what);
+    }
+    return ok_status();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p) {
+    SDDP_TRY(nccl_ptr, nccl_api());
+    const NcclApi& nccl = *nccl_ptr;
+    const int nids = std::clamp(p.unique_ids, 1, std::max(1, p.world_size));
+    // Agreed before NCCL, so that one rank's bad device stops every rank at once, naming it,
+    // instead of leaving its peers polling ncclCommInitRank until their deadline.
+    SDDP_CHECK(agree(t, ready_for_init(nccl, p, nids), "GPU and NCCL setup before init", p.host));
     auto ids = share_unique_ids(nccl, t, nids);
     if (!ids)
         return make_error(ids.error().code, "sharing the NCCL unique id: " + ids.error().message);
 
-    const auto deadline = Clock::now() + p.timeout;
     auto comms = std::make_unique<NcclComms>(nccl);
-    ncclConfig_t config = nonblocking_config();
-    const std::string what = nids > 1 ? "ncclCommInitRankScalable" : "ncclCommInitRankConfig";
-    const ncclResult_t r =
-        nids > 1 ? nccl.CommInitRankScalable(&comms->init_, p.world_size, p.rank, nids, ids->data(),
-                                             &config)
-                 : nccl.CommInitRankConfig(&comms->init_, p.world_size, (*ids)[0], p.rank, &config);
-    if (r != ncclSuccess && r != ncclInProgress) {
-        return init_failed(make_error(Errc::io, nccl_error_text(nccl, r, comms->init_)), p, what);
-    }
-    if (auto s = wait_ready(nccl, comms->init_, deadline, what); !s) {
-        return init_failed(s.error(), p, what);  // ~NcclComms aborts the communicator
-    }
-    const std::string world_what = "ncclCommSplit (blocking world communicator)";
-    if (auto s = comms->split(0, p.rank, comms->world_, deadline, world_what); !s)
-        return init_failed(s.error(), p, world_what);
-    if (p.local_comm) {
-        const std::string local_what = "ncclCommSplit (node-local communicator)";
-        if (auto s = comms->split(p.node_color, p.rank, comms->local_, deadline, local_what); !s)
-            return init_failed(s.error(), p, local_what);
+    const Status mine = init_and_split(nccl, *comms, *ids, p, nids);
+    // Agreed after: a rank whose init failed says why, and every rank returns that reason.
+    if (Status verdict = agree(t, mine, "NCCL init", p.host); !verdict) {
+        comms->abort();
+        return verdict.take_error();
     }
     return std::unique_ptr<Comms>(std::move(comms));
 }

@@ -43,6 +43,10 @@ struct CommParams {
     int unique_ids = 1;                       // > 1: ncclCommInitRankScalable
     std::optional<std::string> nccl_comm_id;  // NCCL_COMM_ID as the caller's environment has it
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+    std::string host;  // this rank's host, named in the agreed error
+    // This rank could not set its device up (select_gpu failed): shared with every rank before
+    // NCCL init, so that all of them fail at once naming this rank.
+    std::optional<Error> setup_error;
 };
 
 class Comms {
@@ -56,9 +60,26 @@ class Comms {
     virtual void abort() = 0;  // ncclCommAbort; never blocks on peers
 };
 
-// Rank 0 (and, for unique_ids > 1, the id roots) creates the ids; they are broadcast over `t`;
-// every rank initialises a non-blocking communicator and polls it against the deadline, then
-// hands out blocking children split from it.
+// Every rank first agrees over `t` that all ranks are ready (setup_error, NCCL_COMM_ID, the
+// entry points; nccl_agreement.hpp); rank 0 (and, for unique_ids > 1, the id roots) creates the
+// ids; they are broadcast over `t`; every rank initialises a non-blocking communicator and polls
+// it against the deadline, then splits blocking children from it; and the ranks agree on the
+// outcome, so that every rank returns the same error, naming the rank that failed.
 Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p);
+
+// cudaDeviceGetPCIBusId of visible device `device` (lower case), without choosing or setting it.
+Result<std::string> pci_bus_id(int device);
+
+// One-element all-reduce on a blocking communicator (`slurm-ddp check --nccl`): this rank's
+// value rank + 1 copied to a device buffer on `device`, ncclAllReduce(sum) on a stream of its
+// own, the stream polled to the deadline, the result copied back and compared with
+// world_size * (world_size + 1) / 2. A call that does not return by the deadline (NCCL connects
+// the peers on the first collective) is left running: the caller must then abort `comm`.
+struct AllReduceOutcome {
+    long long got = 0;
+    long long expected = 0;
+};
+Result<AllReduceOutcome> check_allreduce(void* comm, int device, int rank, int world_size,
+                                         std::chrono::milliseconds timeout);
 
 }  // namespace sddp::nccl

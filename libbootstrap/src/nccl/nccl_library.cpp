@@ -53,7 +53,8 @@ Result<NcclApi> load_nccl() {
         bind(h, "ncclCommSplit", a.CommSplit) &&
         bind(h, "ncclCommGetAsyncError", a.CommGetAsyncError) &&
         bind(h, "ncclCommFinalize", a.CommFinalize) && bind(h, "ncclCommDestroy", a.CommDestroy) &&
-        bind(h, "ncclCommAbort", a.CommAbort) && bind(h, "ncclGetErrorString", a.GetErrorString) &&
+        bind(h, "ncclCommAbort", a.CommAbort) && bind(h, "ncclAllReduce", a.AllReduce) &&
+        bind(h, "ncclGetErrorString", a.GetErrorString) &&
         bind(h, "ncclGetLastError", a.GetLastError);
     if (!all) {
         const char* e = dlerror();
@@ -87,11 +88,14 @@ Result<CudaApi> load_cuda() {
     }
     CudaApi a;
     a.path = loaded_path(h, names.front());
-    const bool all = bind(h, "cudaGetDeviceCount", a.GetDeviceCount) &&
-                     bind(h, "cudaSetDevice", a.SetDevice) &&
-                     bind(h, "cudaDeviceGetPCIBusId", a.DeviceGetPCIBusId) &&
-                     bind(h, "cudaGetErrorName", a.GetErrorName) &&
-                     bind(h, "cudaGetErrorString", a.GetErrorString);
+    const bool all =
+        bind(h, "cudaGetDeviceCount", a.GetDeviceCount) && bind(h, "cudaSetDevice", a.SetDevice) &&
+        bind(h, "cudaDeviceGetPCIBusId", a.DeviceGetPCIBusId) &&
+        bind(h, "cudaGetErrorName", a.GetErrorName) &&
+        bind(h, "cudaGetErrorString", a.GetErrorString) && bind(h, "cudaMalloc", a.Malloc) &&
+        bind(h, "cudaFree", a.Free) && bind(h, "cudaMemcpy", a.Memcpy) &&
+        bind(h, "cudaStreamCreate", a.StreamCreate) &&
+        bind(h, "cudaStreamDestroy", a.StreamDestroy) && bind(h, "cudaStreamQuery", a.StreamQuery);
     if (!all) {
         return missing("the CUDA runtime at " + a.path + " is incomplete",
                        "an entry point is missing", "reinstall the CUDA runtime");

@@ -36,6 +36,8 @@ struct NcclApi {
     ncclResult_t (*CommFinalize)(ncclComm_t) = nullptr;
     ncclResult_t (*CommDestroy)(ncclComm_t) = nullptr;
     ncclResult_t (*CommAbort)(ncclComm_t) = nullptr;
+    ncclResult_t (*AllReduce)(const void*, void*, size_t, ncclDataType_t, ncclRedOp_t, ncclComm_t,
+                              cudaStream_t) = nullptr;
     const char* (*GetErrorString)(ncclResult_t) = nullptr;
     const char* (*GetLastError)(ncclComm_t) = nullptr;
     int version = 0;   // ncclGetVersion's code, 22809 for 2.28.9
@@ -46,6 +48,13 @@ struct CudaApi {
     cudaError_t (*GetDeviceCount)(int*) = nullptr;
     cudaError_t (*SetDevice)(int) = nullptr;
     cudaError_t (*DeviceGetPCIBusId)(char*, int, int) = nullptr;
+    // The one-element all-reduce of `slurm-ddp check --nccl` (nccl_selftest.cpp).
+    cudaError_t (*Malloc)(void**, size_t) = nullptr;
+    cudaError_t (*Free)(void*) = nullptr;
+    cudaError_t (*Memcpy)(void*, const void*, size_t, cudaMemcpyKind) = nullptr;
+    cudaError_t (*StreamCreate)(cudaStream_t*) = nullptr;
+    cudaError_t (*StreamDestroy)(cudaStream_t) = nullptr;
+    cudaError_t (*StreamQuery)(cudaStream_t) = nullptr;
     const char* (*GetErrorName)(cudaError_t) = nullptr;
     const char* (*GetErrorString)(cudaError_t) = nullptr;
     std::string path;

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 /* A stand-in CUDA runtime for tests of the NCCL layer without a GPU.
  * FAKE_CUDA_DEVICES: device count (default 1); FAKE_CUDA_ERROR: cudaGetDeviceCount's error code.
- * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them), N the physical index.
+ * Bus ids are "0000:3B:0N.0" (upper case, as CUDA reports them), N the physical index: a numeric
+ * CUDA_VISIBLE_DEVICES entry, or the trailing digits of a UUID entry ("GPU-fake-1" is GPU 1, so
+ * that one GPU named by index in one task and by UUID in another is the same bus id).
+ * Device memory is host memory; a stream is never busy, unless FAKE_NCCL has the word
+ * allreduce_hang (fake_nccl.c), where cudaStreamQuery answers cudaErrorNotReady for ever.
  * fake_cuda_device() is the last device set. */
 #include <cuda_runtime_api.h>
 
@@ -38,7 +42,15 @@ cudaError_t cudaDeviceGetPCIBusId(char* bus, int len, int device) {
     const char* v = getenv("CUDA_VISIBLE_DEVICES");
     for (int i = 0; v && *v; ++i) {
         if (i == device) {
-            if (*v >= '0' && *v <= '9') physical = atoi(v);
+            if (*v >= '0' && *v <= '9') {
+                physical = atoi(v);
+            } else {
+                const char* end = strchr(v, ',');
+                if (!end) end = v + strlen(v);
+                const char* digits = end;
+                while (digits > v && digits[-1] >= '0' && digits[-1] <= '9') --digits;
+                if (digits < end) physical = atoi(digits);
+            }
             break;
         }
         v = strchr(v, ',');
@@ -64,4 +76,36 @@ const char* cudaGetErrorName(cudaError_t e) {
 const char* cudaGetErrorString(cudaError_t e) {
     (void)e;
     return "fake CUDA error";
+}
+
+cudaError_t cudaMalloc(void** p, size_t size) {
+    *p = calloc(1, size);
+    return *p ? cudaSuccess : cudaErrorMemoryAllocation;
+}
+
+cudaError_t cudaFree(void* p) {
+    free(p);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t n, enum cudaMemcpyKind kind) {
+    (void)kind;
+    memcpy(dst, src, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+    *s = (cudaStream_t)malloc(1);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    free((void*)s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s) {
+    (void)s;
+    const char* f = getenv("FAKE_NCCL");
+    return f && strstr(f, "allreduce_hang") ? cudaErrorNotReady : cudaSuccess;
 }

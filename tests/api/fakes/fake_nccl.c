@@ -4,8 +4,16 @@
  *   split_hang     the parent of a split stays in progress; its child appears only on abort
  *   destroy_fail   ncclCommDestroy fails
  *   finalize_hang  a non-blocking communicator stays in progress after ncclCommFinalize
- *   init_fail      ncclCommInitRankConfig fails at once
+ *   init_fail      ncclCommInitRankConfig fails at once (only for rank FAKE_NCCL_FAIL_RANK
+ *                  when that is set)
+ *   finalize_block ncclCommFinalize of a blocking communicator blocks until some communicator
+ *                  is aborted (a peer that never finalises)
+ *   allreduce_wrong  ncclAllReduce writes a sum one too small
+ *   allreduce_hang   ncclAllReduce never completes (fake_cudart's cudaStreamQuery reads the
+ *                  same word and answers cudaErrorNotReady for ever)
  * FAKE_NCCL_VERSION overrides the version (default 22809).
+ * ncclAllReduce (int64 sum, one element) writes nranks * (nranks + 1) / 2, the sum of rank + 1
+ * over the communicator, into the receive buffer (fake_cudart's device memory is host memory).
  * Non-blocking calls report ncclInProgress for two polls, as NCCL's background jobs do; a
  * split's child is written only when its parent's job completes. */
 #include <nccl.h>
@@ -18,12 +26,15 @@
 struct ncclComm {
     int id;
     int blocking;
+    int nranks;
     int polls_left;        /* > 0: in progress; -1: in progress for ever */
     ncclComm_t* child_out; /* a split job's output slot, written when the job completes */
     ncclComm_t child;
 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t aborted_cv = PTHREAD_COND_INITIALIZER;
+static int aborts = 0; /* ncclCommAbort calls, under mu: what a blocked finalize waits for */
 static char log_buf[16384];
 static int next_id = 1;
 
@@ -88,12 +99,14 @@ ncclResult_t ncclGetUniqueId(ncclUniqueId* id) {
 ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId id, int rank,
                                     ncclConfig_t* config) {
     (void)id;
-    if (scripted("init_fail")) {
+    const char* fail_rank = getenv("FAKE_NCCL_FAIL_RANK");
+    if (scripted("init_fail") && (!fail_rank || atoi(fail_rank) == rank)) {
         record("init failed n=%d r=%d", nranks, rank, 0, 0);
         *comm = NULL;
         return ncclSystemError;
     }
     ncclComm_t c = new_comm(blocking_of(config));
+    c->nranks = nranks;
     record("init c%d n=%d r=%d blocking=%d", c->id, nranks, rank, c->blocking);
     *comm = c;
     if (c->blocking) return ncclSuccess;
@@ -110,6 +123,7 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, in
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                            ncclConfig_t* config) {
     ncclComm_t child = new_comm(blocking_of(config));
+    child->nranks = comm->nranks; /* the world's size: what the fake all-reduce sums over */
     record("split c%d color=%d key=%d", comm->id, color, key, 0);
     record("  -> c%d blocking=%d share=%d", child->id, child->blocking,
            config ? config->splitShare : -1, 0);
@@ -148,6 +162,15 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
 
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
     record("finalize c%d", comm->id, 0, 0, 0);
+    if (comm->blocking && scripted("finalize_block")) {
+        /* As NCCL's: returns when the communicator is aborted (from another thread); comm is
+         * not touched after the wait, abort frees it. */
+        pthread_mutex_lock(&mu);
+        const int seen = aborts;
+        while (aborts == seen) pthread_cond_wait(&aborted_cv, &mu);
+        pthread_mutex_unlock(&mu);
+        return ncclInvalidUsage;
+    }
     if (comm->blocking) return ncclSuccess;
     comm->polls_left = scripted("finalize_hang") ? -1 : 2;
     return ncclInProgress;
@@ -160,8 +183,24 @@ ncclResult_t ncclCommDestroy(ncclComm_t comm) {
     return ncclSuccess;
 }
 
+ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataType_t type,
+                           ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+    (void)send;
+    (void)stream;
+    record("allreduce c%d count=%d type=%d op=%d", comm->id, (int)count, (int)type, (int)op);
+    if (count != 1 || type != ncclInt64 || op != ncclSum) return ncclInvalidArgument;
+    long long sum = (long long)comm->nranks * (comm->nranks + 1) / 2;
+    if (scripted("allreduce_wrong")) sum -= 1;
+    if (!scripted("allreduce_hang")) memcpy(recv, &sum, sizeof sum);
+    return ncclSuccess;
+}
+
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
     record("abort c%d", comm->id, 0, 0, 0);
+    pthread_mutex_lock(&mu);
+    ++aborts;
+    pthread_cond_broadcast(&aborted_cv);
+    pthread_mutex_unlock(&mu);
     complete_job(comm); /* an aborted split job still hands out its (aborted) child */
     free(comm);
     return ncclSuccess;
