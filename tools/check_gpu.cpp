@@ -158,7 +158,7 @@ std::vector<std::string> isolation_warnings(const std::vector<CheckRecord>& reco
                       "), so NCCL cannot use CUDA IPC or P2P/NVLink between them and falls back "
                       "to copies through host memory (much slower, and some NCCL versions fail "
                       "with ncclUnhandledCudaError); fix: srun --gres-flags=allow-task-sharing "
-                      "(Slurm 23.11 or newer), which keeps each task's CUDA_VISIBLE_DEVICES but "
+                      "(Slurm 23.11.4 or newer), which keeps each task's CUDA_VISIBLE_DEVICES but "
                       "lets it open its siblings' GPUs, or one task per node with all its GPUs");
     }
     return out;
