@@ -40,9 +40,6 @@ class CryptoWarmup {
 
   private:
     friend CryptoWarmup start_crypto_warmup();
-
-    // Whether libcrypto's set-up has finished in this process (by a warm-up or a first hash).
-    bool crypto_ready();
     std::thread worker_;
 };
 
