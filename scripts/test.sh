@@ -6,6 +6,7 @@
 #
 #   sudo bash scripts/test.sh            # everything
 #   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration manynodes slurm-current valgrind asan tsan fuzz bench
+#   SLURM_RELEASES="25.11.7" PHASES=slurm-current bash scripts/test.sh   # one Slurm release only
 #   BUILD_DIR=build-x CMAKE_ARGS="-DSDDP_WITH_NCCL=OFF" PHASES="build unit" bash scripts/test.sh
 #
 # Each ctest phase prints how many tests ran, passed, skipped and failed, and fails if a test label
@@ -83,21 +84,35 @@ if has integration; then
 fi
 
 if has slurm-current; then
-    phase "current Slurm: built from ../shared/slurm (kept in .slurm-prefix/), plugin built against it, core integration tests on it"
+    phase "current Slurm releases: each built from ../shared/slurm (kept in .slurm-prefix/VERSION), plugin built against it, core integration tests on it"
     # Slurm loads a plugin only under the release that built it: the plugin and the cluster both
     # come from that Slurm (tests/integration/CMakeLists.txt runs the Slurm of SLURM_INCLUDE_DIR).
-    # The first run builds Slurm (about 4.5 min on 2 cores); later runs reuse the prefix.
-    t_current=$SECONDS
-    if slurm_prefix=$(bash tests/cluster/build-slurm.sh) &&
-        cmake -S . -B build-slurm-current -DSLURM_INCLUDE_DIR="$slurm_prefix/include" \
-            -DSDDP_BUILD_EXAMPLES=ON -DSDDP_WITH_NCCL=OFF >/dev/null &&
-        cmake --build build-slurm-current -j"$JOBS" --target spank_ddp slurm-ddp c_minimal; then
-        run_ctest slurm-current build-slurm-current "integration" -L integration \
-            -R '^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous)$'
-    else
-        failed+=(slurm-current)
-    fi
-    echo "slurm-current phase: $((SECONDS - t_current)) s"
+    # The first run builds each Slurm (about 4.5 min on 2 cores); later runs reuse the prefix.
+    # SLURM_RELEASES picks the releases (default: the two newest series sites run). The core
+    # subset runs on the releases in SLURM_SUBSET_RELEASES; 25.11.7 only brings its daemons up
+    # and down for now: on this cluster its steps wait 10-20 s for an allocation (slurmd's
+    # replies fail with "Unexpected missing socket error") and a batch script's second srun fails
+    # with "Duplicate job id", so the subset times out there (the plugin's own checks pass).
+    for release in ${SLURM_RELEASES:-26.05.3 25.11.7}; do
+        t_release=$SECONDS
+        series=${release%.*}
+        # 26.05 keeps its historical directory and phase name.
+        if [[ $release == 26.05.3 ]]; then name=slurm-current; else name=slurm-$series; fi
+        dir=build-$name
+        if slurm_prefix=$(bash tests/cluster/build-slurm.sh "$release") &&
+            cmake -S . -B "$dir" -DSLURM_INCLUDE_DIR="$slurm_prefix/include" \
+                -DSDDP_BUILD_EXAMPLES=ON -DSDDP_WITH_NCCL=OFF | grep 'building for Slurm' &&
+            cmake --build "$dir" -j"$JOBS" --target spank_ddp slurm-ddp c_minimal &&
+            "$dir/tools/slurm-ddp" --version; then
+            sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/package version: \1/p' "$dir/CPackConfig.cmake"
+            subset='^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous)$'
+            [[ " ${SLURM_SUBSET_RELEASES:-26.05.3} " == *" $release "* ]] || subset='^(cluster_up|cluster_down)$'
+            run_ctest "$name" "$dir" "integration" -L integration -R "$subset"
+        else
+            failed+=("$name")
+        fi
+        echo "$name phase (Slurm $release): $((SECONDS - t_release)) s"
+    done
 fi
 
 if has manynodes; then

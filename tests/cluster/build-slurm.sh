@@ -4,10 +4,10 @@
 # plugin can be built against, and the integration tests run under, the Slurm that sites run
 # (Debian 12 ships 22.05). Nothing is cached outside the checkout.
 #
-#   tests/cluster/build-slurm.sh [TARBALL]     prints the prefix on stdout when done
+#   tests/cluster/build-slurm.sh [TARBALL|VERSION]   prints the prefix on stdout when done
 #
 # TARBALL defaults to $SLURM_TARBALL, then ../shared/slurm/slurm-26.05.3.tar.gz next to the
-# checkout. The prefix is .slurm-prefix/VERSION (ignored by git) and is reused when a previous
+# checkout; a VERSION (e.g. 25.11.7) picks ../shared/slurm/slurm-VERSION.tar.gz. The prefix is .slurm-prefix/VERSION (ignored by git) and is reused when a previous
 # run completed it (a .complete stamp written last), so a second call returns at once.
 # Knobs: SLURM_TARBALL, SLURM_PREFIX_ROOT (default <checkout>/.slurm-prefix), JOBS (default nproc).
 # Needs libmunge-dev libpmix-dev libhwloc-dev libjson-c-dev liblz4-dev (install-deps.sh).
@@ -21,13 +21,18 @@ die() {
 }
 
 tarball=${1:-${SLURM_TARBALL:-}}
+wanted=26.05.3
+if [[ $tarball =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]]; then
+  wanted=$tarball
+  tarball=
+fi
 if [[ -z $tarball ]]; then
-  for candidate in "$root/../shared/slurm/slurm-26.05.3.tar.gz" /work/shared/slurm/slurm-26.05.3.tar.gz; do
+  for candidate in "$root/../shared/slurm/slurm-$wanted.tar.gz" "/work/shared/slurm/slurm-$wanted.tar.gz"; do
     [[ -f $candidate ]] && tarball=$candidate && break
   done
 fi
 [[ -n $tarball && -f $tarball ]] ||
-  die "no Slurm tarball: pass one (e.g. ../shared/slurm/slurm-26.05.3.tar.gz) or set SLURM_TARBALL"
+  die "no Slurm $wanted tarball: pass one (e.g. ../shared/slurm/slurm-$wanted.tar.gz), a version, or set SLURM_TARBALL"
 name=$(basename "$tarball")
 [[ $name =~ ^slurm-([0-9]+\.[0-9]+\.[0-9]+)\.tar\.(gz|bz2|xz)$ ]] ||
   die "tarball name must be slurm-X.Y.Z.tar.gz (the version names the prefix): $name"

@@ -3,7 +3,9 @@
 // libcrypto now), and the helpers.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/bytes.hpp"
@@ -126,6 +128,46 @@ TEST(ConstantTimeEqual, ComparesContentAndLength) {
     EXPECT_FALSE(constant_time_equal(bytes(a), bytes(a.substr(0, 15))));
     EXPECT_FALSE(constant_time_equal(bytes("x" + a.substr(1)), bytes(a)));
     EXPECT_TRUE(constant_time_equal({}, {}));
+}
+
+// The warm-up runs libcrypto's one-time set-up on its own thread. Each case runs in a fresh
+// process (the threadsafe death-test style re-executes the binary), where nothing is set up.
+void warm_up_alone() {
+    if (crypto_ready()) std::_Exit(2);
+    {
+        const CryptoWarmup w = start_crypto_warmup();
+        if (!w.started()) std::_Exit(3);
+        if (start_crypto_warmup().started()) std::_Exit(4);  // one thread per process
+    }
+    // Nothing here hashed: the warm-up thread did the set-up, and is joined.
+    std::_Exit(crypto_ready() ? 0 : 5);
+}
+
+void macs_during_warm_up() {
+    const CryptoWarmup w = start_crypto_warmup();
+    std::vector<std::thread> users;
+    std::vector<std::string> macs(4);
+    for (std::size_t i = 0; i < macs.size(); ++i) {
+        users.emplace_back([&macs, i] {
+            macs[i] =
+                to_hex(hmac_sha256("key", bytes("The quick brown fox jumps over the lazy dog")));
+        });
+    }
+    for (auto& t : users) t.join();
+    for (const auto& m : macs) {
+        if (m != "f7bc83f430538424b13298e6aa6fb143ef4d59a14946175997479dbc2d1a3cd8") std::_Exit(6);
+    }
+    std::_Exit(0);
+}
+
+TEST(CryptoWarmup, SetsLibcryptoUpOnItsOwnThreadOnce) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(warm_up_alone(), testing::ExitedWithCode(0), "");
+}
+
+TEST(CryptoWarmup, MacsStartedMeanwhileAreRight) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(macs_during_warm_up(), testing::ExitedWithCode(0), "");
 }
 
 }  // namespace

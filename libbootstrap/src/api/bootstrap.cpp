@@ -12,6 +12,7 @@
 #include "core/leader_tree.hpp"
 #include "core/log.hpp"
 #include "core/preflight.hpp"
+#include "os/hmac_sha256.hpp"
 #include "os/host_files.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/select_transport.hpp"
@@ -149,6 +150,10 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     h->source = to_string(h->id.source);
     h->local_rank = static_cast<int>(h->id.local_rank);
     h->local_world_size = static_cast<int>(h->id.local_world_size);
+    // The TCP handshake's first MAC needs libcrypto set up (~1 ms of CPU in a process new to
+    // it): start that now, so that it overlaps loading NCCL and resolving MASTER_ADDR.
+    const CryptoWarmup crypto_warmup =
+        h->id.world_size > 1 && uses_tcp(s.transport, env) ? start_crypto_warmup() : CryptoWarmup();
 
     // Refuse before the rendezvous, so that every rank of a job on a node without NCCL (or
     // with one too old) fails at once, naming the library.

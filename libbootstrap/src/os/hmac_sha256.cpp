@@ -1,17 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "os/hmac_sha256.hpp"
 
+#include <openssl/opensslv.h>
+
+// OpenSSL 3 has EVP_MAC, and deprecates HMAC_CTX; OpenSSL 1.1.1 (RHEL 8) has only HMAC_CTX. The
+// build can ask for the 1.1.1 code on OpenSSL 3 (SDDP_OPENSSL_1_1_API, with the 3.0 deprecation
+// warnings silenced by OPENSSL_SUPPRESS_DEPRECATED), so that the RFC 4231 tests run the code
+// RHEL 8 compiles on a machine that has no OpenSSL 1.1.1.
+#if OPENSSL_VERSION_NUMBER >= 0x30000000L && !defined(SDDP_OPENSSL_1_1_API)
+#define SDDP_EVP_MAC 1
+#else
+#define SDDP_EVP_MAC 0
+#endif
+
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
-#include <openssl/opensslv.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <system_error>
 
-#if OPENSSL_VERSION_NUMBER >= 0x30000000L
-#include <openssl/core_names.h>
+#if SDDP_EVP_MAC
 #include <openssl/params.h>
 #else
 #include <openssl/hmac.h>
@@ -38,27 +51,77 @@ void check(int ok, const char* what) {
     if (ok != 1) crypto_failed(what);
 }
 
-#if OPENSSL_VERSION_NUMBER >= 0x30000000L
-// Explicit fetches, once per process: the implicit ones behind EVP_sha256() and a digest name
-// look the algorithm up again on every init.
-const EVP_MD* sha256_md() {
-    static EVP_MD* const md = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    if (md == nullptr) crypto_failed("EVP_MD_fetch(SHA256)");
-    return md;
+// The algorithms, looked up once per process: the implicit fetches behind EVP_sha256() and a
+// digest name look them up again on every init. The first lookup is what sets libcrypto up
+// (config file, providers), which is why CryptoWarmup runs it.
+struct Algorithms {
+    const EVP_MD* sha256 = nullptr;
+#if SDDP_EVP_MAC
+    EVP_MAC* hmac = nullptr;
+#endif
+};
+
+Algorithms fetch_algorithms() {
+    Algorithms a;
+#if SDDP_EVP_MAC
+    a.sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
+    if (a.sha256 == nullptr) crypto_failed("EVP_MD_fetch(SHA256)");
+    a.hmac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
+    if (a.hmac == nullptr) crypto_failed("EVP_MAC_fetch(HMAC)");
+#else
+    a.sha256 = EVP_sha256();
+    if (a.sha256 == nullptr) crypto_failed("EVP_sha256");
+#endif
+    return a;
 }
 
-EVP_MAC* hmac_mac() {
-    static EVP_MAC* const mac = EVP_MAC_fetch(nullptr, "HMAC", nullptr);
-    if (mac == nullptr) crypto_failed("EVP_MAC_fetch(HMAC)");
-    return mac;
+struct Loader {
+    std::once_flag once;
+    Algorithms algorithms;
+    std::atomic<bool> ready{false};
+    std::mutex mu;         // guards started
+    bool started = false;  // a warm-up thread was started (at most one per process)
+};
+
+// Never destroyed: a static destructor could run after libcrypto's own atexit clean-up.
+Loader& loader() {
+    static Loader* const l = new Loader;
+    return *l;
 }
-#else
-const EVP_MD* sha256_md() {
-    return EVP_sha256();
+
+// std::call_once makes a second caller wait while the first (the warm-up thread) is inside.
+const Algorithms& algorithms() {
+    Loader& l = loader();
+    std::call_once(l.once, [&l] {
+        l.algorithms = fetch_algorithms();
+        l.ready.store(true, std::memory_order_release);
+    });
+    return l.algorithms;
 }
-#endif
 
 }  // namespace
+
+bool crypto_ready() {
+    return loader().ready.load(std::memory_order_acquire);
+}
+
+CryptoWarmup::~CryptoWarmup() {
+    if (worker_.joinable()) worker_.join();
+}
+
+CryptoWarmup start_crypto_warmup() {
+    CryptoWarmup w;
+    Loader& l = loader();
+    std::lock_guard<std::mutex> lock(l.mu);
+    if (l.started) return w;
+    try {
+        w.worker_ = std::thread([] { algorithms(); });
+        l.started = true;
+    } catch (const std::system_error&) {
+        // No thread (EAGAIN under a thread limit): the first hash or MAC sets libcrypto up.
+    }
+    return w;
+}
 
 struct Sha256::State {
     EVP_MD_CTX* ctx = EVP_MD_CTX_new();
@@ -67,7 +130,7 @@ struct Sha256::State {
 
 Sha256::Sha256() : state_(std::make_unique<State>()) {
     if (state_->ctx == nullptr) crypto_failed("EVP_MD_CTX_new");
-    check(EVP_DigestInit_ex(state_->ctx, sha256_md(), nullptr), "EVP_DigestInit_ex");
+    check(EVP_DigestInit_ex(state_->ctx, algorithms().sha256, nullptr), "EVP_DigestInit_ex");
 }
 
 Sha256::~Sha256() = default;
@@ -100,9 +163,9 @@ Digest sha256(std::string_view data) {
     return sha256(as_bytes(data));
 }
 
-#if OPENSSL_VERSION_NUMBER >= 0x30000000L
+#if SDDP_EVP_MAC
 struct HmacSha256::State {
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(hmac_mac());
+    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(algorithms().hmac);
     ~State() { EVP_MAC_CTX_free(ctx); }
 };
 
@@ -129,7 +192,7 @@ Digest HmacSha256::finish() {
     return out;
 }
 #else
-// OpenSSL 1.1 (EL8): HMAC_CTX, deprecated only from 3.0 on.
+// OpenSSL 1.1.1 (RHEL 8): HMAC_CTX, deprecated from 3.0 on.
 struct HmacSha256::State {
     HMAC_CTX* ctx = HMAC_CTX_new();
     ~State() { HMAC_CTX_free(ctx); }
@@ -139,7 +202,7 @@ HmacSha256::HmacSha256(std::span<const std::uint8_t> key) : state_(std::make_uni
     if (state_->ctx == nullptr) crypto_failed("HMAC_CTX_new");
     static const std::uint8_t kEmpty = 0;
     check(HMAC_Init_ex(state_->ctx, key.empty() ? &kEmpty : key.data(),
-                       static_cast<int>(key.size()), sha256_md(), nullptr),
+                       static_cast<int>(key.size()), algorithms().sha256, nullptr),
           "HMAC_Init_ex");
 }
 

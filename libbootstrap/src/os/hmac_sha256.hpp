@@ -13,10 +13,42 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "core/result.hpp"
 
 namespace sddp {
+
+// libcrypto sets itself up once per process, on the first hash or MAC: OpenSSL 3 reads the
+// site's openssl.cnf (which may demand the FIPS provider), activates the providers it names and
+// builds its algorithm tables; about 0.9 ms of CPU in a process that has not used libcrypto yet,
+// nearly nothing in a Python process (importing torch has already imported ssl and hashlib).
+// CryptoWarmup starts that set-up on a thread of its own, so that it runs while the caller does
+// other work (loading NCCL, resolving MASTER_ADDR, connecting); the first hash or MAC then waits
+// for it if it has not finished. Its destructor joins the thread, so no thread of ours outlives
+// the caller's scope (a fork or an exit while it runs would be unsafe).
+class CryptoWarmup {
+  public:
+    CryptoWarmup() = default;
+    ~CryptoWarmup();
+    CryptoWarmup(CryptoWarmup&&) noexcept = default;
+    CryptoWarmup& operator=(CryptoWarmup&&) = delete;
+    CryptoWarmup(const CryptoWarmup&) = delete;
+    CryptoWarmup& operator=(const CryptoWarmup&) = delete;
+    // Whether this warm-up started the thread (only the first one in a process does).
+    bool started() const { return worker_.joinable(); }
+
+  private:
+    friend CryptoWarmup start_crypto_warmup();
+    std::thread worker_;
+};
+
+// Returns at once; a process where the set-up is done or under way gets an empty warm-up. If no
+// thread can be started, the set-up simply happens on the first hash or MAC, as without it.
+CryptoWarmup start_crypto_warmup();
+
+// Whether libcrypto's set-up has finished in this process (by a warm-up or a first hash).
+bool crypto_ready();
 
 inline constexpr std::size_t kSha256Size = 32;
 using Digest = std::array<std::uint8_t, kSha256Size>;
