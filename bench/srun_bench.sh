@@ -6,10 +6,11 @@
 # sleeps until a common start time, then runs sddp_init (no NCCL: identity, rendezvous,
 # preflight) and two 128-byte broadcasts from rank 0 (bench/srun_rank.c).
 #
-# The one command (brings a 2-node and a 32-node cluster up in turn, each under the shared
-# cluster lock and for at most BUDGET_S seconds of points, runs the fork harness and the
-# bare-socket floor for the same N in the same run, prints the table and the goals):
-#   bash bench/srun_bench.sh --all            # NODES_LIST="2 32" NS="64 256 1024" REPS=3
+# The one command (under ONE holding of the shared cluster lock, brings a 2-node and then a
+# 32-node cluster up, runs at most BUDGET_S seconds of points on each and brings it down; then
+# runs the fork harness and the bare-socket floors for the same N; prints the table and the
+# goals; about 12 minutes on the 2-core machine, of which ~10 under the lock):
+#   bash bench/srun_bench.sh --all            # NODES_LIST="2 32" NS="1024 256 64" REPS=3
 #   bash bench/srun_bench.sh --all --quick    # smoke: 2 nodes, N = 8 and 64, 1 repetition
 # Output goes to stdout and to RESULTS (default /tmp/srun-bench-<time>.txt);
 # `python3 bench/srun_table.py RESULTS` prints the table again from that file.
@@ -35,19 +36,19 @@ set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${SDDP_BENCH_BUILD:-$ROOT/build-bench}
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
-NS=${NS:-"64 256 1024"}
+NS=${NS:-"1024 256 64"}  # largest first: the budget cuts the small ones
 REPS=${REPS:-3}
 TRANSPORTS=${TRANSPORTS:-"tcp pmi2 pmix"}
 SRUN_NODES=${SRUN_NODES:-2}
 NODES_LIST=${NODES_LIST:-"2 32"}
-BUDGET_S=${BUDGET_S:-420}  # per cluster session: points not started by then are skipped
+BUDGET_S=${BUDGET_S:-240}  # per node count: points not started by then are skipped
 HARNESS_NS=${HARNESS_NS:-}
 LOCK=${SDDP_CLUSTER_LOCK:-/tmp/sddp-cluster.lock}
 mode=points
 for a in "$@"; do
     case $a in
         --all) mode=all ;;
-        --quick) NS="8 64"; REPS=1; NODES_LIST=2; BUDGET_S=120 ;;
+        --quick) NS="64 8"; REPS=1; NODES_LIST=2; BUDGET_S=60 ;;
         -h | --help) sed -n 2,32p "$0"; exit 0 ;;
         *) echo "unknown argument $a (--all, --quick, --help)" >&2; exit 2 ;;
     esac
@@ -73,22 +74,25 @@ if [[ $mode == all ]]; then
     {
         echo "# srun_bench --all $(date -u '+%F %T') UTC; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
         echo "# NODES_LIST=\"$NODES_LIST\" NS=\"$NS\" REPS=$REPS TRANSPORTS=\"$TRANSPORTS\" BUDGET_S=$BUDGET_S"
-        for k in $NODES_LIST; do
-            cpus=$(((max_n + k - 1) / k)); ((cpus < 8)) && cpus=8
-            echo "# cluster: $k nodes x $cpus CPUs (waiting for $LOCK)"
-            # One lock holding from up to down; the points stop starting after BUDGET_S and
-            # `timeout` bounds what a hung step could add.
-            flock -o "$LOCK" env NS="$NS" REPS="$REPS" TRANSPORTS="$TRANSPORTS" \
-                timeout -k 10 $((BUDGET_S + 150)) bash -c '
-                cl="$1/tests/cluster/cluster.sh"
-                if NODES=$2 NODE_CPUS=$3 PLUGIN=$4 UP_TIMEOUT=120 bash "$cl" up >/tmp/srun-bench-up.log 2>&1; then
-                    SRUN_NODES=$2 SDDP_BENCH_DEADLINE=$(($(date +%s) + $5)) bash "$1/bench/srun_bench.sh"
+        # One lock holding from the first `up` to the last `down` (every node count, so that
+        # they are measured back to back); per node count, points stop starting after BUDGET_S
+        # and `timeout` bounds what a hung step could add.
+        echo "# clusters: $NODES_LIST nodes (waiting for $LOCK)"
+        flock -o "$LOCK" env NS="$NS" REPS="$REPS" TRANSPORTS="$TRANSPORTS" \
+            timeout -k 10 $(((BUDGET_S + 120) * $(wc -w <<<"$NODES_LIST"))) bash -c '
+            root=$1 plugin=$2 budget=$3 max_n=$4; shift 4
+            cl="$root/tests/cluster/cluster.sh"
+            for k in "$@"; do
+                cpus=$(((max_n + k - 1) / k)); ((cpus < 8)) && cpus=8
+                echo "# cluster: $k nodes x $cpus CPUs, from $(date -u +%T) UTC"
+                if NODES=$k NODE_CPUS=$cpus PLUGIN=$plugin UP_TIMEOUT=120 bash "$cl" up >/tmp/srun-bench-up.log 2>&1; then
+                    SRUN_NODES=$k SDDP_BENCH_DEADLINE=$(($(date +%s) + budget)) bash "$root/bench/srun_bench.sh"
                 else
-                    echo "# cluster up failed ($2 nodes):"; tail -5 /tmp/srun-bench-up.log
+                    echo "# cluster up failed ($k nodes):"; tail -5 /tmp/srun-bench-up.log
                 fi
                 bash "$cl" down >/dev/null 2>&1 || echo "# cluster down failed"
-            ' _ "$ROOT" "$k" "$cpus" "$PLUGIN" "$BUDGET_S"
-        done
+            done
+        ' _ "$ROOT" "$PLUGIN" "$BUDGET_S" "$max_n" $NODES_LIST
         hns=${HARNESS_NS:-$(echo 8 $NS | tr ' ' '\n' | sort -gu | tr '\n' ' ')}
         echo "# fork harness and floors, N = $hns"
         "$BUILD/bench/bootstrap_bench" --variants ours-preflight,ours-2level,floor,floor-prelisten \
@@ -153,8 +157,8 @@ ms() { awk -v x="$1" 'BEGIN { printf "%.1f", x * 1000 }'; }
 printf '%-11s %5s %6s  %-24s %-24s %-9s %-9s\n' impl nodes N "init: med (min-max) ms" \
     "id: med (min-max) ms" "id2 ms" "launch ms"
 rc=0
-for transport in $TRANSPORTS; do
-    for n in $NS; do
+for n in $NS; do
+    for transport in $TRANSPORTS; do
         if [[ -n ${SDDP_BENCH_DEADLINE:-} ]] && (($(date +%s) >= SDDP_BENCH_DEADLINE)); then
             printf '%-11s %5d %6d  SKIPPED: over the time budget\n' "srun-$transport${SDDP_BENCH_LABEL:-}" "$SRUN_NODES" "$n"
             echo "SRUN impl=srun-$transport${SDDP_BENCH_LABEL:-} nodes=$SRUN_NODES n=$n reps=$REPS ok=0 skipped=budget"
