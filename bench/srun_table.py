@@ -43,8 +43,8 @@ def main():
     h = lambda impl, n, key: harness.get((impl, n), {}).get(key)
     s = lambda k, t, n, key: srun.get((k, t, n), {}).get(key)
 
-    print("Real `srun --ddp` (last rank, ms from the common start, median of the repetitions), "
-          "with the fork harness and the floors for the same N from the same run:\n")
+    print("Real `srun --ddp` (last rank, ms from the common start, median of the repetitions), with the\n"
+          "fork harness and the floors for the same N from the same run:\n")
     print("| N | row | init | init + broadcast (id) | 2nd broadcast done (id2) | srun -> last task "
           "started | task start skew | CPU of all tasks, start to id, s | slurmstepd CPU, s |")
     print("|---|---|---|---|---|---|---|---|---|")
