@@ -3,6 +3,7 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -182,6 +183,7 @@ class Pmi2Transport final : public KvsTransport {
         struct Out {
             std::vector<std::string> values;
             std::vector<int> rc;
+            std::size_t oversized = SIZE_MAX;  // the index whose value overflowed, if any
         };
         auto out = std::make_shared<Out>();
         out->values.resize(srcs.size());
@@ -200,8 +202,10 @@ class Pmi2Transport final : public KvsTransport {
                                  s->api.kvs_get(s->jobid.c_str(), (*ranks)[i], (*keys)[i].c_str(),
                                                 buf.data(), static_cast<int>(buf.size()), &len);
                              if (out->rc[i] != 0) return out->rc[i];
-                             if (len < 0 || static_cast<std::size_t>(len) > pmi2::kMaxValueChars)
-                                 return out->rc[i] = -1;
+                             if (len < 0 || static_cast<std::size_t>(len) > pmi2::kMaxValueChars) {
+                                 out->oversized = i;
+                                 return -1;
+                             }
                              out->values[i].assign(buf.data(), static_cast<std::size_t>(len));
                          }
                          return 0;
@@ -213,7 +217,7 @@ class Pmi2Transport final : public KvsTransport {
         for (std::size_t i = 0; i < srcs.size(); ++i) {
             const int src = srcs[i];
             const std::string& k = (*keys)[i];
-            if (out->rc[i] == -1)
+            if (out->oversized == i)
                 return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") returned an oversized value");
             if (out->rc[i] != 0) {
                 return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") from rank " +
