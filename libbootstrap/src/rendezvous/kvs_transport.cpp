@@ -15,6 +15,17 @@ Status KvsTransport::usable() const {
     return ok_status();
 }
 
+Result<std::vector<Bytes>> KvsTransport::get_many(std::uint64_t seq, const std::vector<int>& srcs,
+                                                  Clock::time_point deadline) {
+    std::vector<Bytes> out;
+    out.reserve(srcs.size());
+    for (int src : srcs) {
+        SDDP_TRY(got, get(seq, src, deadline));
+        out.push_back(std::move(got));
+    }
+    return out;
+}
+
 Status KvsTransport::broadcast(Bytes& bytes, int root) {
     SDDP_CHECK(usable());
     if (root < 0 || root >= cfg_.world_size) {
@@ -38,15 +49,15 @@ Result<std::vector<Bytes>> KvsTransport::allgather(std::span<const std::uint8_t>
     const std::uint64_t seq = next_seq();
     SDDP_CHECK(put(seq, mine, deadline));
     SDDP_CHECK(fence(deadline, "allgather"));
+    std::vector<int> others;
+    others.reserve(static_cast<std::size_t>(cfg_.world_size));
+    for (int r = 0; r < cfg_.world_size; ++r)
+        if (r != cfg_.rank) others.push_back(r);
+    SDDP_TRY(got, get_many(seq, others, deadline));
     std::vector<Bytes> out(static_cast<std::size_t>(cfg_.world_size));
-    for (int r = 0; r < cfg_.world_size; ++r) {
-        if (r == cfg_.rank) {
-            out[static_cast<std::size_t>(r)].assign(mine.begin(), mine.end());
-            continue;
-        }
-        SDDP_TRY(got, get(seq, r, deadline));
-        out[static_cast<std::size_t>(r)] = std::move(got);
-    }
+    out[static_cast<std::size_t>(cfg_.rank)].assign(mine.begin(), mine.end());
+    for (std::size_t i = 0; i < others.size(); ++i)
+        out[static_cast<std::size_t>(others[i])] = std::move(got[i]);
     return out;
 }
 
@@ -58,12 +69,13 @@ Result<std::vector<Bytes>> KvsTransport::gather(std::span<const std::uint8_t> mi
     SDDP_CHECK(fence(deadline, "gather"));
     std::vector<Bytes> out;
     if (cfg_.rank != 0) return out;
-    out.resize(static_cast<std::size_t>(cfg_.world_size));
-    out[0].assign(mine.begin(), mine.end());
-    for (int r = 1; r < cfg_.world_size; ++r) {
-        SDDP_TRY(got, get(seq, r, deadline));
-        out[static_cast<std::size_t>(r)] = std::move(got);
-    }
+    std::vector<int> others;
+    others.reserve(static_cast<std::size_t>(cfg_.world_size));
+    for (int r = 1; r < cfg_.world_size; ++r) others.push_back(r);
+    SDDP_TRY(got, get_many(seq, others, deadline));
+    out.reserve(static_cast<std::size_t>(cfg_.world_size));
+    out.emplace_back(mine.begin(), mine.end());
+    for (auto& b : got) out.push_back(std::move(b));
     return out;
 }
 

@@ -41,6 +41,12 @@ class KvsTransport : public Transport {
                        Clock::time_point deadline) = 0;
     virtual Status fence(Clock::time_point deadline, const std::string& what) = 0;
     virtual Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) = 0;
+    // The values of every rank in `srcs`, in that order. A gather reads N - 1 of them at rank 0;
+    // a transport that hands each call to a worker thread overrides this to make one hand-off
+    // for all of them instead of one per value (on a loaded node each hand-off waits for the
+    // scheduler twice). The default calls get() for each.
+    virtual Result<std::vector<Bytes>> get_many(std::uint64_t seq, const std::vector<int>& srcs,
+                                                Clock::time_point deadline);
 
     // "<label> rendezvous, rank R on HOST: what".
     Error fail(Errc code, const std::string& what) const;

@@ -3,8 +3,11 @@
 
 #include <array>
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <vector>
 
 #include "core/contract.hpp"
 #include "rendezvous/kvs_transport.hpp"
@@ -170,6 +173,72 @@ class Pmi2Transport final : public KvsTransport {
                                             " of " + std::to_string(first.total) + " bytes)");
         }
         return out;
+    }
+
+    // Every record's first value in one call on the worker (rank 0 of a gather reads N - 1:
+    // a hand-off each cost two scheduler wake-ups on a loaded node); the rare records longer
+    // than one value read their other values through get().
+    Result<std::vector<Bytes>> get_many(std::uint64_t seq, const std::vector<int>& srcs,
+                                        Clock::time_point deadline) override {
+        struct Out {
+            std::vector<std::string> values;
+            std::vector<int> rc;
+            std::size_t oversized = SIZE_MAX;  // the index whose value overflowed, if any
+        };
+        auto out = std::make_shared<Out>();
+        out->values.resize(srcs.size());
+        out->rc.assign(srcs.size(), 0);
+        auto keys = std::make_shared<std::vector<std::string>>();
+        keys->reserve(srcs.size());
+        for (int src : srcs) keys->push_back(pmi2::key(seq, src, 0));
+        auto ranks = std::make_shared<std::vector<int>>(srcs);
+        SDDP_TRY(rc,
+                 s_->worker.call(
+                     [s = s_, keys, ranks, out] {
+                         std::array<char, pmi2::kMaxValueChars + 1> buf{};
+                         for (std::size_t i = 0; i < keys->size(); ++i) {
+                             int len = 0;
+                             out->rc[i] =
+                                 s->api.kvs_get(s->jobid.c_str(), (*ranks)[i], (*keys)[i].c_str(),
+                                                buf.data(), static_cast<int>(buf.size()), &len);
+                             if (out->rc[i] != 0) return out->rc[i];
+                             if (len < 0 || static_cast<std::size_t>(len) > pmi2::kMaxValueChars) {
+                                 out->oversized = i;
+                                 return -1;
+                             }
+                             out->values[i].assign(buf.data(), static_cast<std::size_t>(len));
+                         }
+                         return 0;
+                     },
+                     deadline, "PMI2_KVS_Get"));
+        (void)rc;  // each get's own code is in out->rc
+        std::vector<Bytes> records;
+        records.reserve(srcs.size());
+        for (std::size_t i = 0; i < srcs.size(); ++i) {
+            const int src = srcs[i];
+            const std::string& k = (*keys)[i];
+            if (out->oversized == i)
+                return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") returned an oversized value");
+            if (out->rc[i] != 0) {
+                return fail(Errc::protocol, "PMI2_KVS_Get(" + k + ") from rank " +
+                                                std::to_string(src) +
+                                                " failed: " + code_text(out->rc[i]));
+            }
+            SDDP_TRY(first, pmi2::decode_first(out->values[i], src));
+            if (pmi2::chunk_count(first.total) > 1) {
+                SDDP_TRY(whole, get(seq, src, deadline));
+                records.push_back(std::move(whole));
+                continue;
+            }
+            if (first.bytes.size() != first.total) {
+                return fail(Errc::protocol, "the record from rank " + std::to_string(src) +
+                                                " is truncated (" +
+                                                std::to_string(first.bytes.size()) + " of " +
+                                                std::to_string(first.total) + " bytes)");
+            }
+            records.push_back(std::move(first.bytes));
+        }
+        return records;
     }
 
     Pmi2Session* s_;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "core/contract.hpp"
 #include "rendezvous/kvs_transport.hpp"
@@ -65,10 +66,27 @@ Result<PmixSession*> session(const EnvLookup& env, Clock::time_point deadline) {
     auto* fresh = new PmixSession;
     fresh->api = api;
     // Everything a PMIx call writes lives in shared state, never on this stack: after a timeout
-    // this function returns while the wedged worker may still complete the call later.
-    auto me = std::make_shared<Proc>();
-    auto rc = fresh->worker.call([fresh, me] { return fresh->api.init(me.get(), nullptr, 0); },
-                                 deadline, "PMIx_Init");
+    // this function returns while the wedged worker may still complete the call later. The job
+    // size is read in the same hand-off as PMIx_Init: every task of a step pays each hand-off
+    // at once.
+    struct InitOut {
+        Proc me{};
+        Value* size = nullptr;
+        int size_rc = pmix_abi::kSuccess;
+    };
+    auto out = std::make_shared<InitOut>();
+    auto rc = fresh->worker.call(
+        [fresh, out] {
+            const int irc = fresh->api.init(&out->me, nullptr, 0);
+            if (irc != pmix_abi::kSuccess) return irc;
+            Proc job{};
+            std::memcpy(job.nspace, out->me.nspace, sizeof job.nspace);
+            job.nspace[pmix_abi::kMaxNsLen] = '\0';
+            job.rank = pmix_abi::kRankWildcard;
+            out->size_rc = fresh->api.get(&job, pmix_abi::kJobSize, nullptr, 0, &out->size);
+            return irc;
+        },
+        deadline, "PMIx_Init");
     if (!rc || *rc != pmix_abi::kSuccess) {
         failed = rc ? make_error(Errc::io, "PMIx_Init failed (" + code_text(api, *rc) +
                                                "): is this task started by srun --mpi=pmix?")
@@ -76,24 +94,12 @@ Result<PmixSession*> session(const EnvLookup& env, Clock::time_point deadline) {
         if (rc) delete fresh;  // a wedged worker is leaked with the session
         return *failed;
     }
-    fresh->me = *me;
+    fresh->me = out->me;
     fresh->me.nspace[pmix_abi::kMaxNsLen] = '\0';
     // The job size, to check the identity against; a server that does not say is not an error.
-    struct SizeOut {
-        Value* v = nullptr;
-    };
-    auto out = std::make_shared<SizeOut>();
-    const Proc job = proc_of(*fresh, pmix_abi::kRankWildcard);
-    auto src = fresh->worker.call(
-        [fresh, job, out] { return fresh->api.get(&job, pmix_abi::kJobSize, nullptr, 0, &out->v); },
-        deadline, "PMIx_Get(" + std::string(pmix_abi::kJobSize) + ")");
-    if (!src) {
-        failed = src.error();
-        return *failed;
-    }
-    if (*src == pmix_abi::kSuccess && out->v && out->v->type == pmix_abi::kUint32)
-        fresh->size = out->v->data.uint32;
-    release(fresh->api, out->v);
+    if (out->size_rc == pmix_abi::kSuccess && out->size && out->size->type == pmix_abi::kUint32)
+        fresh->size = out->size->data.uint32;
+    release(fresh->api, out->size);
     s = fresh;
     return s;
 }
@@ -166,33 +172,68 @@ class PmixTransport final : public KvsTransport {
     }
 
     Result<Bytes> get(std::uint64_t seq, int src, Clock::time_point deadline) override {
+        SDDP_TRY(all, get_many(seq, std::vector<int>{src}, deadline));
+        return std::move(all.front());
+    }
+
+    // All the gets in one call on the worker: rank 0 of a gather reads N - 1 records, and a
+    // hand-off per record cost two scheduler wake-ups each on a loaded node.
+    Result<std::vector<Bytes>> get_many(std::uint64_t seq, const std::vector<int>& srcs,
+                                        Clock::time_point deadline) override {
         struct GetOut {
-            Value* v = nullptr;
+            std::vector<Value*> v;
+            std::vector<int> rc;  // values left here after a timeout are leaked with the call
         };
         auto out = std::make_shared<GetOut>();
+        out->v.assign(srcs.size(), nullptr);
+        out->rc.assign(srcs.size(), pmix_abi::kSuccess);
+        auto from = std::make_shared<std::vector<Proc>>();
+        from->reserve(srcs.size());
+        for (int src : srcs) from->push_back(proc_of(*s_, static_cast<pmix_abi::rank_t>(src)));
         const std::string k = pmix::key(seq);
-        const Proc from = proc_of(*s_, static_cast<pmix_abi::rank_t>(src));
-        SDDP_TRY(
-            rc, s_->worker.call([s = s_, from, k,
-                                 out] { return s->api.get(&from, k.c_str(), nullptr, 0, &out->v); },
-                                deadline, "PMIx_Get"));
-        const auto done = [&] { release(s_->api, out->v); };
+        SDDP_TRY(rc, s_->worker.call(
+                         [s = s_, from, k, out] {
+                             for (std::size_t i = 0; i < from->size(); ++i) {
+                                 out->rc[i] =
+                                     s->api.get(&(*from)[i], k.c_str(), nullptr, 0, &out->v[i]);
+                                 if (out->rc[i] != pmix_abi::kSuccess) return out->rc[i];
+                             }
+                             return static_cast<int>(pmix_abi::kSuccess);
+                         },
+                         deadline, "PMIx_Get"));
+        (void)rc;  // each get's own code is in out->rc
+        std::vector<Bytes> records;
+        records.reserve(srcs.size());
+        std::optional<Error> first_error;
+        for (std::size_t i = 0; i < srcs.size(); ++i) {
+            if (!first_error) {
+                auto r = record(k, srcs[i], out->rc[i], out->v[i]);
+                if (r) {
+                    records.push_back(std::move(*r));
+                } else {
+                    first_error = r.error();
+                }
+            }
+            release(s_->api, out->v[i]);
+            out->v[i] = nullptr;
+        }
+        if (first_error) return *first_error;
+        return records;
+    }
+
+    // The bytes of what PMIx_Get returned for `src`, or why it is not a record.
+    Result<Bytes> record(const std::string& k, int src, int rc, const Value* v) const {
         if (rc != pmix_abi::kSuccess) {
-            done();
             return fail(Errc::protocol, "PMIx_Get(" + k + ") from rank " + std::to_string(src) +
                                             " failed: " + code_text(s_->api, rc));
         }
-        if (!out->v || out->v->type != pmix_abi::kByteObject ||
-            out->v->data.bo.size > pmix::kMaxRecordBytes) {
-            done();
+        if (!v || v->type != pmix_abi::kByteObject || v->data.bo.size > pmix::kMaxRecordBytes) {
             return fail(Errc::protocol, "PMIx_Get(" + k + ") from rank " + std::to_string(src) +
                                             " returned something other than a record of at most " +
                                             std::to_string(pmix::kMaxRecordBytes >> 20) + " MiB");
         }
-        const auto* p = reinterpret_cast<const std::uint8_t*>(out->v->data.bo.bytes);
-        Bytes bytes(p, p + out->v->data.bo.size);
-        done();
-        return bytes;
+        const auto* p = reinterpret_cast<const std::uint8_t*>(v->data.bo.bytes);
+        return Bytes(p, p + v->data.bo.size);
     }
 
     PmixSession* s_;
