@@ -47,6 +47,9 @@ def main():
     # The measurement ends at "done". The barrier keeps every rank (rank 0 holds the store)
     # alive until all have their result, so none sees a peer vanish mid-collective.
     dist.barrier()
+    # Explicitly: left to interpreter shutdown, gloo's teardown sometimes aborts ("terminate
+    # called without an active exception"), and the launcher then fails the whole step.
+    dist.destroy_process_group()
     return 0
 
 
