@@ -55,7 +55,10 @@ if [[ -n $INNER ]]; then
     K=$INNER
     dir=$RESULTS/2x$K
     mkdir -p "$dir"
-    cd "$dir" || exit 1  # torchrun's and launch's per-run log directories land in /tmp anyway
+    cd "$dir" || exit 1
+    # The launchers make a log directory per run (tempfile.mkdtemp): keep them with the results.
+    export TMPDIR=$dir/tmp
+    mkdir -p "$TMPDIR"
     for ((rep = 1; rep <= R; rep++)); do
         # Whole rounds only, and at least one: past this size's share of the time budget, stop.
         if ((rep > 1)) && [[ ${EPOCHREALTIME%.*} -ge $E2E_STOP_AT ]]; then
@@ -134,7 +137,8 @@ echo "cluster up ($((SECONDS - started)) s); R=$R, raw output in $RESULTS"
         "torch $("$PY" -c 'import torch; print(torch.__version__)'), $(srun --version)"
 } >"$RESULTS/header.txt"
 budget_start=${EPOCHREALTIME%.*}
-sizes=($PER_NODE)
+salloc_failed=0
+read -ra sizes <<<"$PER_NODE"
 for i in "${!sizes[@]}"; do
     K=${sizes[i]}
     # This size may run until its share of BUDGET (weighted by ranks: a round at 2x8 costs
@@ -149,8 +153,9 @@ for i in "${!sizes[@]}"; do
     if ! timeout $((R * 4 * RUN_TIMEOUT + 60)) salloc -N2 --ntasks-per-node="$K" --immediate=60 \
         -t 15 -J e2e-2x$K bash "$0" --inner "$K" 2> >(grep -v '^salloc: ' >&2); then
         echo "salloc for 2x$K failed" >&2
+        salloc_failed=1
     fi
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $((SECONDS - started)) s in all" >>"$RESULTS/header.txt"
 echo
-"$PY" "$BENCH/e2e_report.py" "$RESULTS"
+"$PY" "$BENCH/e2e_report.py" "$RESULTS" && ((!salloc_failed))
