@@ -13,7 +13,7 @@
 # --redirects 1 --tee 1: Debian's torch 1.13 on Python 3.11 fails at start without them
 # ('NoneType' object has no attribute 'get'; see SLURM_NOTES); they only change how the
 # workers' output is relayed.
-set -euo pipefail
+set -eu  # no pipefail: `scontrol ... | head -1` may end scontrol with SIGPIPE
 NPROC=$1
 shift
 PY=${E2E_PYTHON:-/usr/bin/python3}

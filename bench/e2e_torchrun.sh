@@ -11,7 +11,7 @@
 # 1 in default" from every node (torch/distributed/run.py); no deprecation warning.
 # --redirects 1 --tee 1: Debian's torch 1.13 on Python 3.11 fails at start without them
 # (see e2e_seed_wrapper.sh).
-set -euo pipefail
+set -eu  # no pipefail: `scontrol ... | head -1` may end scontrol with SIGPIPE
 NPROC=$1
 shift
 TORCHRUN=${E2E_TORCHRUN:-/usr/bin/torchrun}
