@@ -141,12 +141,12 @@ salloc_failed=0
 read -ra sizes <<<"$PER_NODE"
 for i in "${!sizes[@]}"; do
     K=${sizes[i]}
-    # This size may run until its share of BUDGET (weighted by ranks: a round at 2x8 costs
-    # about 4 times one at 2x2 on few cores) is spent, counting what earlier sizes left over.
+    # This size may run until its share of BUDGET is spent, counting what earlier sizes left
+    # over; shares weighted K + 2: a round took ~25 s at 2x2 and ~60 s at 2x8 on 2 cores.
     total=0; upto=0
     for j in "${!sizes[@]}"; do
-        total=$((total + sizes[j]))
-        ((j <= i)) && upto=$((upto + sizes[j]))
+        total=$((total + sizes[j] + 2))
+        ((j <= i)) && upto=$((upto + sizes[j] + 2))
     done
     export E2E_STOP_AT=$((budget_start + BUDGET * upto / total))
     # One allocation per size: what follows is step launches only, as in a batch script.
