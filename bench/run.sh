@@ -12,6 +12,8 @@
 #   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI
 #   smoke run uses Debug, which compiles about 30% faster: its numbers mean nothing anyway)
 #   RESULTS=<file> (default $SDDP_BENCH_BUILD/bench/results.txt)
+#   SDDP_BENCH_E2E=1: also bench/e2e_launch.sh (--quick with --smoke), which takes the cluster lock
+#   and brings the local 2-node Slurm cluster up and down
 # A part that cannot run here (no torch, no MPI, no GPU or no NCCL in the build) says so and is
 # skipped without failing.
 set -uo pipefail
@@ -141,6 +143,19 @@ else
         echo "nccl_init_bench skipped: no GPU ($gpu_why)"
         skipped+=("nccl_init_bench (no GPU: $gpu_why)")
     fi
+fi
+
+echo
+echo "== end to end on the 2-node cluster: srun --ddp / torch.distributed.launch / torchrun (e2e_launch.sh) =="
+# Needs root, the shared cluster lock and a cluster of its own, and imports torch a dozen times:
+# run only when asked (bench/e2e_launch.sh runs the full comparison on its own).
+if [[ ${SDDP_BENCH_E2E:-0} == 1 ]]; then
+    e2e_args=()
+    ((SMOKE)) && e2e_args=(--quick)
+    bash "$ROOT/bench/e2e_launch.sh" "${e2e_args[@]}" || failed+=(e2e_launch)
+else
+    echo "skipped: it brings the local Slurm cluster up (SDDP_BENCH_E2E=1 runs it here)"
+    skipped+=("e2e_launch (needs the cluster: SDDP_BENCH_E2E=1)")
 fi
 
 echo
