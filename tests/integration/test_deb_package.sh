@@ -58,10 +58,14 @@ dpkg -i "$(deb libslurm-ddp0)" "$(deb libslurm-ddp-dev)" "$(deb slurm-ddp)" >"$d
 PLUGDIR=$(dirname "$(dpkg -L slurm-ddp | grep '/spank_ddp.so$')")
 expect_eq "plugin installed into Slurm's plugin directory" "$PLUGDIR" "$(dirname "$(find /usr/lib -path '*slurm*' -name 'spank_*.so' -o -path '*slurm-wlm/auth_munge.so' | grep auth_munge | head -1)")"
 expect_eq "SONAME" "$(objdump -p "/usr/lib/$multiarch/libslurm_ddp.so.0" | awk '/SONAME/ {print $2}')" "libslurm_ddp.so.0"
-objdump -T "/usr/lib/$multiarch/libslurm_ddp.so.0" | grep -q ' SLURM_DDP_0 *sddp_init$' \
+# Outputs are captured before grep: under pipefail, grep -q leaving early makes the writer die of
+# SIGPIPE, and the pipeline's status would then flip the verdict.
+dynsyms=$(objdump -T "/usr/lib/$multiarch/libslurm_ddp.so.0")
+grep -q ' SLURM_DDP_0 *sddp_init$' <<<"$dynsyms" \
     && pass "exported symbols carry the version node SLURM_DDP_0" || fail "sddp_init is not versioned SLURM_DDP_0"
 for f in "$PLUGDIR/spank_ddp.so" /usr/bin/slurm-ddp "/usr/lib/$multiarch/libslurm_ddp.so.0"; do
-    readelf -S "$(readlink -f "$f")" | grep -q '\.debug_info' && fail "$f is not stripped" || pass "$f is stripped"
+    sections=$(readelf -S "$(readlink -f "$f")")
+    grep -q '\.debug_info' <<<"$sections" && fail "$f is not stripped" || pass "$f is stripped"
 done
 grep -q "^optional $PLUGDIR/spank_ddp.so" /usr/share/slurm-ddp/ddp.conf \
     && pass "snippet names the installed plugin" || fail "snippet: $(grep -v '^#' /usr/share/slurm-ddp/ddp.conf)"
