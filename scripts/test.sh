@@ -136,7 +136,7 @@ if has asan; then
 fi
 
 if has tsan; then
-    phase "TSan build: threaded and event-loop code (rendezvous, multi-process)"
+    phase "TSan builds: threaded and event-loop code (rendezvous, multi-process, NCCL layer on fakes)"
     # Only the threaded code's tests: the TCP event loop (multiproc), the API with its PMI2/PMIx worker thread.
     cmake -S . -B build-tsan -DSDDP_SANITIZE=thread -DSDDP_BUILD_EXAMPLES=OFF -DSDDP_WITH_NCCL=OFF \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
@@ -144,6 +144,14 @@ if has tsan; then
         nccl_probe
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         run_ctest tsan build-tsan "multiproc api" -L 'multiproc|api' -j"$JOBS"
+    # The NCCL layer's own threads (the bounded finalize, the check's all-reduce) on the recording
+    # fakes of libnccl/libcudart: a build of its own, so the API tests above keep no CUDA runtime.
+    cmake -S . -B build-tsan-nccl -DSDDP_SANITIZE=thread -DSDDP_BUILD_EXAMPLES=OFF -DSDDP_WITH_NCCL=ON \
+        -DCMAKE_BUILD_TYPE=Debug >/dev/null
+    cmake --build build-tsan-nccl -j"$JOBS" --target nccl_layer_tests
+    TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+        run_ctest tsan-nccl build-tsan-nccl "unit" \
+        -R '^(CheckGpu|CudaGpu|NcclAgreement|NcclComms|NcclIds|NcclLoading|NcclSelfTest|NcclWait)\.' -j"$JOBS"
 fi
 
 if has fuzz; then

@@ -104,7 +104,7 @@ int tree_middle_never_joins() {
     const int per_node = 2;
     const int nodes = 15;
     Job job =
-        make_tree_job("tree_middle_never_joins", per_node * nodes, nodes, 2, milliseconds(3000));
+        make_tree_job("tree_middle_never_joins", per_node * nodes, nodes, 2, milliseconds(6000));
     Children kids(static_cast<std::size_t>(job.world));
     std::size_t root = 0;
     for (int r = 0; r < job.world; ++r) {
@@ -114,14 +114,15 @@ int tree_middle_never_joins() {
         if (r == 0) root = i;
     }
     check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
-    // Node 2's subtree: nodes 2, 5, 6, 11-14.
+    // Node 2's subtree: nodes 2, 5, 6, 11-14. The timeout leaves the rest of the world time to
+    // join even under TSan with other tests beside it, so exactly that subtree is missing.
     check.expect_error(kids, root, Errc::timeout,
                        {"missing ranks 4-5,10-13,22-29", "child nodes 2 (127.0.0.1:"});
-    for (std::size_t i = 0; i < kids.size(); ++i) check.expect_under(kids, i, 4.0);
+    for (std::size_t i = 0; i < kids.size(); ++i) check.expect_under(kids, i, 7.0);
     return check.failures;
 }
 
-// Node 5's ranks were started with another fanout (3, not 2): its leader knocks on node 1's
+// Node 3's ranks were started with another fanout (3, not 2): its leader knocks on node 0's
 // leader, which refuses it with proof, naming the tree and the variable; the leader fails at
 // once and hands the reason to its local; rank 0 names the ranks that never came.
 int tree_leader_refused() {
@@ -131,22 +132,26 @@ int tree_leader_refused() {
     Job job = make_tree_job("tree_leader_refused", per_node * nodes, nodes, 2, milliseconds(4000));
     Children kids(static_cast<std::size_t>(job.world));
     std::vector<std::size_t> ranks;
+    // Node 3 (ranks 6-7) takes fanout 3 and so joins node 0 instead of node 1. Node 0 is the root
+    // and listens until the world is in, so the refusal does not depend on timing: a middle
+    // leader stops listening once its own subtree is complete, and a stray leader arriving after
+    // that would only find the port closed.
     for (int r = 0; r < job.world; ++r) {
         ranks.push_back(kids.spawn("rank " + std::to_string(r), [&job, r] {
             RendezvousConfig c = job.config(r);
-            if (c.node_rank == 5) c.tree_fanout = 3;
+            if (c.node_rank == 3) c.tree_fanout = 3;
             return run_rank(c, 1);
         }));
     }
     check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
-    check.expect_error(kids, ranks[10], Errc::auth,
-                       {"refused rank 10", "not a child of node 1", "SLURM_DDP_TREE_FANOUT"});
-    check.expect_under(kids, ranks[10], 2.0);
+    check.expect_error(kids, ranks[6], Errc::auth,
+                       {"refused rank 6", "not a child of node 0", "SLURM_DDP_TREE_FANOUT"});
+    check.expect_under(kids, ranks[6], 2.0);
     check.expect_error(
-        kids, ranks[11], Errc::auth,
-        {"the node leader, rank 10 (node5), could not join", "not a child of node 1"});
-    check.expect_under(kids, ranks[11], 2.5);
-    check.expect_error(kids, ranks[0], Errc::timeout, {"missing ranks 10-11"});
+        kids, ranks[7], Errc::auth,
+        {"the node leader, rank 6 (node3), could not join", "not a child of node 0"});
+    check.expect_under(kids, ranks[7], 2.5);
+    check.expect_error(kids, ranks[0], Errc::timeout, {"missing ranks 6-7"});
     for (const std::size_t i : ranks) check.expect_under(kids, i, 4.5);
     return check.failures;
 }
