@@ -90,9 +90,9 @@ if has slurm-current; then
     # The first run builds each Slurm (about 4.5 min on 2 cores); later runs reuse the prefix.
     # SLURM_RELEASES picks the releases (default: the two newest series sites run). The core
     # subset runs on the releases in SLURM_SUBSET_RELEASES; 25.11.7 only brings its daemons up
-    # and down for now: on this cluster its steps wait 10-20 s for an allocation (slurmd's
-    # replies fail with "Unexpected missing socket error") and a batch script's second srun fails
-    # with "Duplicate job id", so the subset times out there (the plugin's own checks pass).
+    # and down for now: on this cluster every job leaves its nodes "completing" for ~30 s
+    # (slurmctld's messages to slurmd after the job hang: "agent_fini: left 4 agent threads
+    # active"), so each next job waits that long and the subset times out (steps themselves run).
     for release in ${SLURM_RELEASES:-26.05.3 25.11.7}; do
         t_release=$SECONDS
         series=${release%.*}
