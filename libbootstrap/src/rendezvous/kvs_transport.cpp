@@ -43,12 +43,9 @@ Status KvsTransport::broadcast(Bytes& bytes, int root) {
     return ok_status();
 }
 
-Result<std::vector<Bytes>> KvsTransport::allgather(std::span<const std::uint8_t> mine) {
-    SDDP_CHECK(usable());
-    const auto deadline = Clock::now() + cfg_.timeout;
-    const std::uint64_t seq = next_seq();
-    SDDP_CHECK(put(seq, mine, deadline));
-    SDDP_CHECK(fence(deadline, "allgather"));
+Result<std::vector<Bytes>> KvsTransport::read_all(std::uint64_t seq,
+                                                  std::span<const std::uint8_t> mine,
+                                                  Clock::time_point deadline) {
     std::vector<int> others;
     others.reserve(static_cast<std::size_t>(cfg_.world_size));
     for (int r = 0; r < cfg_.world_size; ++r)
@@ -61,22 +58,23 @@ Result<std::vector<Bytes>> KvsTransport::allgather(std::span<const std::uint8_t>
     return out;
 }
 
+Result<std::vector<Bytes>> KvsTransport::allgather(std::span<const std::uint8_t> mine) {
+    SDDP_CHECK(usable());
+    const auto deadline = Clock::now() + cfg_.timeout;
+    const std::uint64_t seq = next_seq();
+    SDDP_CHECK(put(seq, mine, deadline));
+    SDDP_CHECK(fence(deadline, "allgather"));
+    return read_all(seq, mine, deadline);
+}
+
 Result<std::vector<Bytes>> KvsTransport::gather(std::span<const std::uint8_t> mine) {
     SDDP_CHECK(usable());
     const auto deadline = Clock::now() + cfg_.timeout;
     const std::uint64_t seq = next_seq();
     SDDP_CHECK(put(seq, mine, deadline));
     SDDP_CHECK(fence(deadline, "gather"));
-    std::vector<Bytes> out;
-    if (cfg_.rank != 0) return out;
-    std::vector<int> others;
-    others.reserve(static_cast<std::size_t>(cfg_.world_size));
-    for (int r = 1; r < cfg_.world_size; ++r) others.push_back(r);
-    SDDP_TRY(got, get_many(seq, others, deadline));
-    out.reserve(static_cast<std::size_t>(cfg_.world_size));
-    out.emplace_back(mine.begin(), mine.end());
-    for (auto& b : got) out.push_back(std::move(b));
-    return out;
+    if (cfg_.rank != 0) return std::vector<Bytes>{};
+    return read_all(seq, mine, deadline);
 }
 
 Status KvsTransport::barrier() {

@@ -55,6 +55,9 @@ class KvsTransport : public Transport {
 
   private:
     Status usable() const;
+    // Every rank's value of collective `seq`, in rank order, this rank's own from `mine`.
+    Result<std::vector<Bytes>> read_all(std::uint64_t seq, std::span<const std::uint8_t> mine,
+                                        Clock::time_point deadline);
 
     std::string label_;
     std::optional<std::string> aborted_;
