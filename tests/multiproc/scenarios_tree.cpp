@@ -52,7 +52,7 @@ int tree_middle_killed() {
     Job job = make_tree_job("tree_middle_killed", per_node * nodes, nodes, 2, milliseconds(20000));
     const int victim = 1 * per_node;
     Children kids(static_cast<std::size_t>(job.world));
-    const std::vector<std::size_t> ranks = spawn_tree_job(kids, job, 3, [victim](int r) -> Hook {
+    const std::vector<std::size_t> ranks = spawn_tree_job(kids, job, 3, [](int r) -> Hook {
         if (r != victim) return {};
         return [](Transport&, int round) -> std::optional<Report> {
             if (round == 1) ::raise(SIGKILL);
@@ -80,7 +80,7 @@ int tree_collective_mismatch() {
         make_tree_job("tree_collective_mismatch", per_node * nodes, nodes, 2, milliseconds(20000));
     const int odd = 13 * per_node + 2;
     Children kids(static_cast<std::size_t>(job.world));
-    const std::vector<std::size_t> ranks = spawn_tree_job(kids, job, 1, [odd](int r) -> Hook {
+    const std::vector<std::size_t> ranks = spawn_tree_job(kids, job, 1, [](int r) -> Hook {
         if (r != odd) return {};
         return [](Transport& t, int) -> std::optional<Report> {
             const auto start = Clock::now();

@@ -174,7 +174,15 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
     }
     if (g.context != S_CTX_REMOTE) return ESPANK_NOT_REMOTE;
     va_list ap;
+    // The signature is spank.h's; an enum before the '...' is what Slurm's own spank.c reads too.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wvarargs"
+#endif
     va_start(ap, item);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
     spank_err_t rc = kOk;
     if (item == S_JOB_STEPID) {
         auto* out = va_arg(ap, std::uint32_t*);
