@@ -37,6 +37,7 @@ if has build; then
 fi
 
 summary=()
+reasons=()  # per failed phase: the failed tests and the lines that say why, repeated at the end
 all_passed=0 all_failed=0 all_skipped=0
 # run_ctest NAME BUILD_DIR "EXPECTED LABELS" CTEST_ARGS...
 # A phase fails when a label it expects has no test registered in BUILD_DIR (e.g. the plugin's
@@ -59,6 +60,15 @@ run_ctest() {
     skipped=$(grep -E '^ *[0-9]+/[0-9]+ Test +#[0-9]+:' "$log" | grep -cF '***Skipped' || true)
     nfailed=$((total - passed - skipped))
     all_passed=$((all_passed + passed)) all_failed=$((all_failed + nfailed)) all_skipped=$((all_skipped + skipped))
+    # A long phase's output can scroll a failure's cause out of a truncated CI log: keep the names
+    # and the verdict lines of sanitizers, libFuzzer and GoogleTest for the closing summary.
+    if [ "$rc" -ne 0 ] || [ "$nfailed" -ne 0 ]; then
+        local l
+        reasons+=("$name:")
+        while IFS= read -r l; do reasons+=("  $l"); done < <(
+            sed -n '/The following tests FAILED:/,/^Errors while running/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*//' | head -20
+            grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20)
+    fi
     rm -f "$log"
     [ "$rc" -eq 0 ] || problems+=("ctest exited with status $rc")
     if [ "$total" -gt 0 ] && [ "$skipped" -eq "$total" ]; then problems+=("every test skipped: nothing was tested"); fi
@@ -174,6 +184,10 @@ fi
 
 phase "done"
 if [ ${#summary[@]} -ne 0 ]; then printf '%s\n' "${summary[@]}"; fi
+if [ ${#reasons[@]} -ne 0 ]; then
+    echo "why (the failed tests and their verdict lines; the whole output is above):"
+    printf '%s\n' "${reasons[@]}"
+fi
 if [ ${#failed[@]} -ne 0 ]; then
     echo "FAILED phases: ${failed[*]}"
     echo "tests: $all_passed passed, $all_failed failed, $all_skipped skipped"
