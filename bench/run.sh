@@ -65,6 +65,9 @@ echo "== ours and the floor (bootstrap_bench) =="
 "$BUILD/bench/bootstrap_bench" ${VARIANTS:+--variants "$VARIANTS"} --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \
     | tee -a "$RESULTS" | grep -v '^RESULT' || failed+=(bootstrap_bench)
 
+echo "== one frame MAC: keyed per MAC / from the connection's prepared key (mac_cost) =="
+"$BUILD/bench/mac_cost" || failed+=(mac_cost)
+
 echo "== PyTorch TCPStore (tcpstore_bench.py) =="
 if "$TORCH_PY" -c 'import torch.distributed' 2>/dev/null; then
     "$TORCH_PY" "$ROOT/bench/tcpstore_bench.py" --ns "$NS" --reps "$REPS" \

@@ -3,6 +3,7 @@
 // libcrypto now), and the helpers.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <string>
 #include <thread>
@@ -68,9 +69,9 @@ struct HmacCase {
     std::string key, data, mac_hex;
 };
 
-TEST(HmacSha256, Rfc4231) {
+std::vector<HmacCase> rfc4231_cases() {
     const std::string long_key(131, '\xaa');
-    const std::vector<HmacCase> cases = {
+    return {
         {std::string(20, '\x0b'), "Hi There",
          "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
         {"Jefe", "what do ya want for nothing?",
@@ -86,9 +87,61 @@ TEST(HmacSha256, Rfc4231) {
          "The key needs to be hashed before being used by the HMAC algorithm.",
          "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2"},
     };
-    for (const HmacCase& c : cases) {
+}
+
+TEST(HmacSha256, Rfc4231) {
+    for (const HmacCase& c : rfc4231_cases()) {
         EXPECT_EQ(hex(hmac_sha256(c.key, bytes(c.data))), c.mac_hex) << c.mac_hex;
     }
+}
+
+// Every MAC started from a prepared key is the key's own MAC, however many came before it and
+// whatever they hashed: a started MAC must not share state with the template or with another.
+TEST(HmacKey, EachStartIsAFreshMacWithTheKey) {
+    for (const HmacCase& c : rfc4231_cases()) {
+        const HmacKey key(bytes(c.key));
+        HmacSha256 unfinished = key.start();
+        unfinished.update("bytes that belong to no MAC below");
+        for (int round = 0; round < 3; ++round) {
+            HmacSha256 first = key.start();
+            HmacSha256 second = key.start();
+            second.update("interleaved");
+            first.update(bytes(c.data));
+            EXPECT_EQ(hex(first.finish()), c.mac_hex) << c.mac_hex << " round " << round;
+            EXPECT_EQ(hex(second.finish()), hex(hmac_sha256(c.key, bytes("interleaved"))));
+        }
+    }
+}
+
+TEST(HmacKey, EmptyKeyAndMovedKey) {
+    HmacKey empty{std::span<const std::uint8_t>{}};
+    EXPECT_EQ(hex(empty.start().finish()),
+              "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+    HmacKey moved = std::move(empty);
+    HmacSha256 h = moved.start();
+    h.update("x");
+    EXPECT_EQ(hex(h.finish()), hex(hmac_sha256("", bytes("x"))));
+}
+
+// start() is const, so it must be safe for several threads to start MACs from one key at once.
+TEST(HmacKey, ThreadsStartingFromOneKey) {
+    const HmacKey key(bytes(std::string("Jefe")));
+    std::vector<std::thread> threads;
+    std::atomic<int> right{0};
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&key, &right] {
+            for (int i = 0; i < 200; ++i) {
+                HmacSha256 h = key.start();
+                h.update("what do ya want for nothing?");
+                if (hex(h.finish()) ==
+                    "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843") {
+                    right.fetch_add(1);
+                }
+            }
+        });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(right.load(), 4 * 200);
 }
 
 TEST(HmacSha256, Rfc4231TruncatedCase5) {

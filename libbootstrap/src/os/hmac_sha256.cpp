@@ -43,7 +43,7 @@ std::span<const std::uint8_t> as_bytes(std::string_view s) {
     char reason[256] = "no OpenSSL error queued";
     if (const unsigned long e = ERR_get_error(); e != 0)
         ERR_error_string_n(e, reason, sizeof reason);
-    std::fprintf(stderr, "slurm-ddp: OpenSSL %s failed (%s)\n", what, reason);
+    (void)std::fprintf(stderr, "slurm-ddp: OpenSSL %s failed (%s)\n", what, reason);
     std::abort();
 }
 
@@ -165,11 +165,12 @@ Digest sha256(std::string_view data) {
 
 #if SDDP_EVP_MAC
 struct HmacSha256::State {
-    EVP_MAC_CTX* ctx = EVP_MAC_CTX_new(algorithms().hmac);
+    EVP_MAC_CTX* ctx = nullptr;
     ~State() { EVP_MAC_CTX_free(ctx); }
 };
 
 HmacSha256::HmacSha256(std::span<const std::uint8_t> key) : state_(std::make_unique<State>()) {
+    state_->ctx = EVP_MAC_CTX_new(algorithms().hmac);
     if (state_->ctx == nullptr) crypto_failed("EVP_MAC_CTX_new");
     char digest[] = "SHA256";
     const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string("digest", digest, 0),
@@ -220,12 +221,30 @@ Digest HmacSha256::finish() {
 #endif
 
 HmacSha256::HmacSha256(std::string_view key) : HmacSha256(as_bytes(key)) {}
+HmacSha256::HmacSha256(std::unique_ptr<State> state) : state_(std::move(state)) {}
 HmacSha256::~HmacSha256() = default;
 HmacSha256::HmacSha256(HmacSha256&&) noexcept = default;
 HmacSha256& HmacSha256::operator=(HmacSha256&&) noexcept = default;
 
 void HmacSha256::update(std::string_view data) {
     update(as_bytes(data));
+}
+
+HmacKey::HmacKey(std::span<const std::uint8_t> key) : keyed_(key) {}
+HmacKey::~HmacKey() = default;
+HmacKey::HmacKey(HmacKey&&) noexcept = default;
+HmacKey& HmacKey::operator=(HmacKey&&) noexcept = default;
+
+HmacSha256 HmacKey::start() const {
+    auto copy = std::make_unique<HmacSha256::State>();
+#if SDDP_EVP_MAC
+    copy->ctx = EVP_MAC_CTX_dup(keyed_.state_->ctx);
+    if (copy->ctx == nullptr) crypto_failed("EVP_MAC_CTX_dup");
+#else
+    if (copy->ctx == nullptr) crypto_failed("HMAC_CTX_new");
+    check(HMAC_CTX_copy(copy->ctx, keyed_.state_->ctx), "HMAC_CTX_copy");
+#endif
+    return HmacSha256(std::move(copy));
 }
 
 Digest hmac_sha256(std::string_view key, std::span<const std::uint8_t> data) {

@@ -11,9 +11,9 @@
 namespace sddp::tcp {
 namespace {
 
-wire::Mac frame_mac(const wire::Mac& key, std::uint8_t label, std::uint64_t seq,
+wire::Mac frame_mac(const HmacKey& key, std::uint8_t label, std::uint64_t seq,
                     const Digest& frame_digest) {
-    HmacSha256 h(std::span<const std::uint8_t>(key.data(), key.size()));
+    HmacSha256 h = key.start();
     std::uint8_t head[9] = {label};
     for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(seq >> (56 - 8 * i));
     h.update(std::span<const std::uint8_t>(head, sizeof head));
@@ -38,7 +38,7 @@ const Digest& digest_of(const std::shared_ptr<const Bytes>& frame) {
 
 void Connection::seal(const wire::Mac& session_key, bool client) {
     sealed_ = true;
-    key_ = session_key;
+    key_.emplace(std::span<const std::uint8_t>(session_key.data(), session_key.size()));
     send_label_ = client ? 'c' : 's';
     recv_label_ = client ? 's' : 'c';
 }
@@ -88,7 +88,7 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
     out.raw = std::make_shared<const Bytes>(
         avail.begin(), avail.begin() + static_cast<std::ptrdiff_t>(frame->size));
     if (sealed_) {
-        const wire::Mac want = frame_mac(key_, recv_label_, received_++,
+        const wire::Mac want = frame_mac(*key_, recv_label_, received_++,
                                          sha256(std::span<const std::uint8_t>(*out.raw)));
         if (!constant_time_equal(want, avail.subspan(frame->size, wire::kMacSize))) {
             return make_error(Errc::protocol,
@@ -108,7 +108,7 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
 void Connection::send(std::shared_ptr<const Bytes> frame) {
     if (broken_ || !fd_.valid() || frame->empty()) return;
     if (sealed_) {
-        const wire::Mac mac = frame_mac(key_, send_label_, sent_++, digest_of(frame));
+        const wire::Mac mac = frame_mac(*key_, send_label_, sent_++, digest_of(frame));
         out_.push_back(Chunk{std::move(frame), 0});
         out_.push_back(Chunk{std::make_shared<const Bytes>(mac.begin(), mac.end()), 0});
         return;

@@ -16,6 +16,7 @@
 
 #include "core/result.hpp"
 #include "core/wire.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_socket.hpp"
 
 namespace sddp::tcp {
@@ -77,7 +78,7 @@ class Connection {
     bool eof_ = false;
     bool broken_ = false;
     bool sealed_ = false;
-    wire::Mac key_{};
+    std::optional<HmacKey> key_;  // the session key, set up once for every frame's MAC
     std::uint8_t send_label_ = 0;
     std::uint8_t recv_label_ = 0;
     std::uint64_t sent_ = 0;
