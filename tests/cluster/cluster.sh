@@ -473,12 +473,20 @@ hosts_remove() {
   rm -f "$tmp"
 }
 
+# The controller's bridge address gets a name too: srun and slurmctld connect from it, and
+# slurmctld 25.11 looks every peer address up in reverse; without a line here each lookup goes to
+# the machine's DNS server, and where that does not answer (a sandbox, an offline CI runner) every
+# message from slurmctld to a slurmd waits out the resolver's timeout (~10 s: nodes stay
+# "completing" after each job).
 hosts_add() {
   local k
   hosts_remove
-  for ((k = 1; k <= NODES; k++)); do
-    printf '%s\tn%d\t%s\n' "$(node_addr "$k")" "$k" "$HOSTS_MARK$DIR"
-  done >>/etc/hosts
+  {
+    for ((k = 1; k <= NODES; k++)); do
+      printf '%s\tn%d\t%s\n' "$(node_addr "$k")" "$k" "$HOSTS_MARK$DIR"
+    done
+    if [[ $MODE == netns ]]; then printf '%s\tsddp-ctld\t%s\n' "$(ctld_addr)" "$HOSTS_MARK$DIR"; fi
+  } >>/etc/hosts
 }
 
 # The SDDP_CLUSTER_DIR of another cluster that is up (its /etc/hosts lines), if any.
