@@ -37,7 +37,6 @@ const Digest& digest_of(const std::shared_ptr<const Bytes>& frame) {
 }  // namespace
 
 void Connection::seal(const wire::Mac& session_key, bool client) {
-    sealed_ = true;
     key_.emplace(std::span<const std::uint8_t>(session_key.data(), session_key.size()));
     send_label_ = client ? 'c' : 's';
     recv_label_ = client ? 's' : 'c';
@@ -45,7 +44,7 @@ void Connection::seal(const wire::Mac& session_key, bool client) {
 
 void Connection::read_available(std::size_t max_buffered) {
     if (eof_ || !fd_.valid()) return;
-    if (sealed_) max_buffered += wire::kMacSize;
+    if (sealed()) max_buffered += wire::kMacSize;
     // Compact consumed bytes first so the buffer does not creep forward forever.
     if (in_pos_ > 0 && in_pos_ >= in_.size() / 2) {
         in_.erase(in_.begin(), in_.begin() + static_cast<std::ptrdiff_t>(in_pos_));
@@ -81,13 +80,13 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
     const std::span<const std::uint8_t> avail(in_.data() + in_pos_, in_.size() - in_pos_);
     SDDP_TRY(frame, wire::decode_frame(avail, max_payload));
     if (!frame) return std::optional<OwnedFrame>();
-    const std::size_t trailer = sealed_ ? wire::kMacSize : 0;
+    const std::size_t trailer = sealed() ? wire::kMacSize : 0;
     if (avail.size() < frame->size + trailer) return std::optional<OwnedFrame>();
     OwnedFrame out;
     out.type = frame->type;
     out.raw = std::make_shared<const Bytes>(
         avail.begin(), avail.begin() + static_cast<std::ptrdiff_t>(frame->size));
-    if (sealed_) {
+    if (sealed()) {
         const wire::Mac want = frame_mac(*key_, recv_label_, received_++,
                                          sha256(std::span<const std::uint8_t>(*out.raw)));
         if (!constant_time_equal(want, avail.subspan(frame->size, wire::kMacSize))) {
@@ -107,7 +106,7 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
 
 void Connection::send(std::shared_ptr<const Bytes> frame) {
     if (broken_ || !fd_.valid() || frame->empty()) return;
-    if (sealed_) {
+    if (sealed()) {
         const wire::Mac mac = frame_mac(*key_, send_label_, sent_++, digest_of(frame));
         out_.push_back(Chunk{std::move(frame), 0});
         out_.push_back(Chunk{std::make_shared<const Bytes>(mac.begin(), mac.end()), 0});

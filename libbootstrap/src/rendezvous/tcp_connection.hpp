@@ -58,7 +58,7 @@ class Connection {
     // From now on every frame sent is followed by its MAC and every frame received must carry
     // a valid one (see tcp_auth.hpp). `client`: which direction label this side sends with.
     void seal(const wire::Mac& session_key, bool client);
-    bool sealed() const { return sealed_; }
+    bool sealed() const { return key_.has_value(); }
 
     // Half-close: the peer reads EOF once it has consumed what we queued.
     void shutdown_write();
@@ -77,7 +77,6 @@ class Connection {
     std::deque<Chunk> out_;
     bool eof_ = false;
     bool broken_ = false;
-    bool sealed_ = false;
     std::optional<HmacKey> key_;  // the session key, set up once for every frame's MAC
     std::uint8_t send_label_ = 0;
     std::uint8_t recv_label_ = 0;
