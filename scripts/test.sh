@@ -5,7 +5,7 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps build unit integration manynodes slurm-current valgrind asan tsan fuzz bench
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps frameworks build unit integration manynodes slurm-current valgrind asan tsan fuzz bench
 #   SLURM_RELEASES="25.11.7" PHASES=slurm-current bash scripts/test.sh   # one Slurm release only
 #   BUILD_DIR=build-x CMAKE_ARGS="-DSDDP_WITH_NCCL=OFF" PHASES="build unit" bash scripts/test.sh
 #
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps build unit integration manynodes slurm-current valgrind asan tsan fuzz bench"}
+PHASES=${PHASES:-"deps frameworks build unit integration manynodes slurm-current valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
 BUILD_DIR=${BUILD_DIR:-build}  # the main build (build, unit, integration, valgrind phases)
 CMAKE_ARGS=${CMAKE_ARGS:-}     # extra configure arguments for the main build
@@ -27,6 +27,18 @@ failed=()
 if has deps; then
     phase "dependencies"
     bash tests/cluster/install-deps.sh
+fi
+
+if has frameworks; then
+    phase "framework environments: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow (cached outside the clone)"
+    # The real-stack tests (ctest -L stacks, in the integration phase) run from these. A first
+    # build downloads ~3 GB from PyPI; later runs on the same machine reuse the cache.
+    t_fw=$SECONDS
+    if bash scripts/framework-env.sh all; then
+        echo "framework environments ready in $((SECONDS - t_fw)) s"
+    else
+        failed+=(frameworks)
+    fi
 fi
 
 if has build; then
@@ -90,7 +102,7 @@ fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
-    run_ctest integration "$BUILD_DIR" "integration" -L integration
+    run_ctest integration "$BUILD_DIR" "integration stacks" -L integration
 fi
 
 if has slurm-current; then

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds (once) and prints the path of a cached virtual environment with a pinned framework stack,
+# for the cluster tests of real trainers (tests/frameworks/) and the end-to-end benchmark.
+#
+#   bash scripts/framework-env.sh torch    # torch, Lightning, Accelerate, Transformers, DeepSpeed, ...
+#   bash scripts/framework-env.sh jax      # JAX on CPU
+#   bash scripts/framework-env.sh tf       # TensorFlow on CPU
+#   bash scripts/framework-env.sh all      # the three, one path a line
+#
+# The environment lives outside the clone, in $SDDP_FRAMEWORK_CACHE (default
+# /var/cache/slurm-ddp/frameworks), under a name keyed by the hash of its requirements file, the
+# Python version and this script: a second run on the same machine reuses it, and a changed pin
+# builds a new one. A build is marked complete only at its end, so an interrupted build is never
+# mistaken for a finished one (the next run starts it again). Every path is printed on
+# stdout; progress goes to stderr. The environments need no network at run time.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+CACHE=${SDDP_FRAMEWORK_CACHE:-/var/cache/slurm-ddp/frameworks}
+PYTHON_SERIES=3.12
+
+log() { echo "framework-env: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+find_python() {
+    local p
+    for p in "${SDDP_FRAMEWORK_PYTHON:-}" "$(command -v python$PYTHON_SERIES || true)" \
+        /root/.pyenv/versions/$PYTHON_SERIES.*/bin/python$PYTHON_SERIES /usr/bin/python$PYTHON_SERIES; do
+        # A pyenv shim is executable but may refuse to run: ask the interpreter itself.
+        if [ -n "$p" ] && [ -x "$p" ] && "$p" -c 'import venv' 2>/dev/null; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
+build_env() {
+    local name=$1 req="$ROOT/tests/frameworks/requirements-$1.txt" python key dir t0=$SECONDS
+    [ -f "$req" ] || die "no requirements file for '$name' ($req); use torch, jax, tf or all"
+    python=$(find_python) ||
+        die "Python $PYTHON_SERIES not found (JAX 0.12 needs >= 3.12): install it or set SDDP_FRAMEWORK_PYTHON"
+    key=$({ cat "$req" "$0"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
+    dir="$CACHE/$name-$key"
+    if [ -f "$dir/.complete" ]; then
+        log "$name: reusing $dir"
+        echo "$dir"
+        return 0
+    fi
+    mkdir -p "$CACHE"
+    # The venv's scripts carry its path in their #! lines: build it where it will live, under a
+    # lock so two runs do not build the same one, and mark it complete last.
+    exec 9>"$CACHE/.$name-$key.lock"
+    flock 9
+    if [ -f "$dir/.complete" ]; then echo "$dir"; return 0; fi
+    rm -rf "$dir"
+    log "$name: building $dir from $req with $python (first run: several minutes)"
+    "$python" -m venv "$dir"
+    local pip=("$dir/bin/python" -m pip --disable-pip-version-check --no-input -q)
+    "${pip[@]}" install --upgrade pip setuptools wheel
+    # Packages that compile against torch (deepspeed) import it at build time: torch goes in
+    # first, then everything without build isolation.
+    if grep -q '^torch==' "$req"; then "${pip[@]}" install "$(grep '^torch==' "$req")"; fi
+    "${pip[@]}" install --no-build-isolation -r "$req"
+    "$dir/bin/python" -m pip freeze >"$dir/.freeze"
+    touch "$dir/.complete"
+    flock -u 9
+    log "$name: built in $((SECONDS - t0)) s ($(du -sh "$dir" | cut -f1))"
+    echo "$dir"
+}
+
+case "${1:-}" in
+    all) for n in torch jax tf; do build_env "$n"; done ;;
+    torch | jax | tf) build_env "$1" ;;
+    *) die "usage: $0 torch|jax|tf|all" ;;
+esac
