@@ -1,19 +1,22 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # End-to-end launch benchmark on the local 2-node Slurm cluster: from launching the step to
-# every rank being past init_process_group("gloo") and one all-reduce, for what users run today:
+# every rank being past init_process_group("gloo") and one all-reduce, for what users run today
+# (torch 2.15 and Lightning 2.6 from the pinned environment of scripts/framework-env.sh):
 #   floor    srun e2e_rank.py --floor           import torch and exit: Python/torch start-up
 #   a        srun --ddp e2e_rank.py             one task per rank, no launcher
-#   b        srun (1 task/node) e2e_seed_wrapper.sh: python -m torch.distributed.launch per
-#            node, MASTER_ADDR from `scontrol show hostnames`, a hand-picked port
+#   b        srun (1 task/node) e2e_seed_wrapper.sh: torchrun per node with its static
+#            rendezvous, MASTER_ADDR from `scontrol show hostnames`, a hand-picked port
 #   c        srun (1 task/node) e2e_torchrun.sh: torchrun --rdzv_backend=c10d per node
+#   d        srun e2e_lightning_rank.py         Lightning's own Slurm path (Fabric, no plugin)
 # at 2 nodes x 2 and 2 nodes x 8 ranks, R repetitions, methods interleaved (floor a b c floor a
 # b c ...) inside one allocation per size so machine noise and allocation cost fall on all alike.
 #
 #   bash bench/e2e_launch.sh            # R=5 at 2x2 and 2x8 (about 5-7 minutes on 2 cores)
 #   bash bench/e2e_launch.sh --quick    # R=1 at 2x2 only: a smoke run, every method works
 #   bash bench/e2e_launch.sh --running  # use the cluster already up at SDDP_CLUSTER_DIR
-# Environment: R=5 PER_NODE="2 8" PLUGIN=<spank_ddp.so> (default build/spank_plugin/spank_ddp.so,
+# Environment: E2E_PYTHON (default: the torch environment's python; /usr/bin/python3 runs
+#   Debian's torch 1.13, without method d) R=5 PER_NODE="2 8" PLUGIN=<spank_ddp.so> (default build/spank_plugin/spank_ddp.so,
 #   built there if missing) SDDP_CLUSTER_DIR (default /tmp/sddp-e2e) RESULTS=<dir> (raw output
 #   of every run; default a new /tmp/sddp-e2e-results.XXXXXX, kept) E2E_RUN_TIMEOUT=120 (one
 #   srun) E2E_BUDGET=360 (seconds of rounds in all: fewer than R rounds where the machine is slow)
@@ -26,7 +29,6 @@
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BENCH=$ROOT/bench
-PY=/usr/bin/python3
 ARGS=("$@")
 QUICK=0
 RUNNING=0
@@ -48,7 +50,20 @@ fi
 RUN_TIMEOUT=${E2E_RUN_TIMEOUT:-120}
 # Seconds of rounds for all sizes together; a round starts only while its size's share is left.
 BUDGET=${E2E_BUDGET:-360}
-METHODS=(floor a b c)
+if [[ -z ${E2E_PYTHON:-} ]]; then
+    venv=$(bash "$ROOT/scripts/framework-env.sh" torch) || exit 1
+    export E2E_PYTHON=$venv/bin/python
+fi
+PY=$E2E_PYTHON
+export E2E_TORCHRUN=${E2E_TORCHRUN:-$(dirname "$PY")/torchrun}
+if [[ $PY == /usr/bin/python3 ]]; then
+    # Debian's torch 1.13 on Python 3.11: torchrun fails at start without these (SLURM_NOTES);
+    # it has no Lightning.
+    export E2E_TORCHRUN=/usr/bin/torchrun E2E_TORCHRUN_ARGS=${E2E_TORCHRUN_ARGS:-"--redirects 1 --tee 1"}
+    METHODS=(floor a b c)
+else
+    METHODS=(floor a b c d)
+fi
 
 # ---- inside the allocation: R interleaved rounds at K ranks per node --------------------------
 if [[ -n $INNER ]]; then
@@ -71,6 +86,7 @@ if [[ -n $INNER ]]; then
             a) cmd=(srun --ddp -N2 -n$((2 * K)) --ntasks-per-node="$K" "$PY" "$BENCH/e2e_rank.py") ;;
             b) cmd=(srun -N2 -n2 --ntasks-per-node=1 "$BENCH/e2e_seed_wrapper.sh" "$K" "$BENCH/e2e_rank.py") ;;
             c) cmd=(srun -N2 -n2 --ntasks-per-node=1 "$BENCH/e2e_torchrun.sh" "$K" "$BENCH/e2e_rank.py") ;;
+            d) cmd=(srun -N2 -n$((2 * K)) --ntasks-per-node="$K" "$PY" "$BENCH/e2e_lightning_rank.py") ;;
             esac
             # -n always: inside salloc, srun takes the allocation's SLURM_NTASKS otherwise.
             out=$dir/$rep-$m.out
@@ -134,7 +150,10 @@ source "$SDDP_CLUSTER_DIR/env.sh"
 echo "cluster up ($((SECONDS - started)) s); R=$R, raw output in $RESULTS"
 {
     echo "# $(date -u '+%F %T') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-        "torch $("$PY" -c 'import torch; print(torch.__version__)'), $(srun --version)"
+        "torch $("$PY" -c 'import torch; print(torch.__version__)')," \
+        "lightning $("$PY" -c 'import lightning_fabric as l; print(l.__version__)' 2>/dev/null || echo none)," \
+        "$(srun --version), commit $(git -C "$ROOT" rev-parse --short HEAD)," \
+        "command: bash bench/e2e_launch.sh ${ARGS[*]}"
 } >"$RESULTS/header.txt"
 budget_start=${EPOCHREALTIME%.*}
 salloc_failed=0

@@ -19,11 +19,12 @@ import sys
 
 NAMES = {
     "floor": "floor: srun python3 e2e_rank.py --floor (import torch, exit)",
-    "a": "(a) srun --ddp python3 e2e_rank.py",
-    "b": "(b) srun wrapper: python -m torch.distributed.launch per node",
+    "a": "(a) srun --ddp python e2e_rank.py",
+    "b": "(b) srun wrapper: scontrol show hostnames + torchrun (static) per node",
     "c": "(c) srun torchrun --rdzv_backend=c10d per node",
+    "d": "(d) srun python (Lightning Fabric's own SLURMEnvironment, no plugin)",
 }
-ORDER = ["floor", "a", "b", "c"]
+ORDER = ["floor", "a", "b", "c", "d"]
 LINE = re.compile(r"E2E rank=(\d+) world=(\d+) sum=(\d+) start=([\d.]+) imported=([\d.]+) "
                   r"init=([\d.]+) done=([\d.]+)")
 
@@ -116,7 +117,7 @@ def main():
     print("\nLast rank to return from init_process_group minus last rank to import torch, s, "
           "per round:")
     for size in sizes:
-        for m in ("a", "b", "c"):
+        for m in ("a", "b", "c", "d"):
             reps = runs[size].get(m, {})
             if reps:
                 vals = " ".join(f"{reps[r]['init'] - reps[r]['imported']:.2f}" for r in sorted(reps))
@@ -127,7 +128,7 @@ def main():
         if not a:
             continue
         a_med = statistics.median(v["done"] for v in a.values())
-        for m in ("b", "c"):
+        for m in ("b", "c", "d"):
             if m in runs[size]:
                 o = statistics.median(v["done"] for v in runs[size][m].values())
                 verdict = "met" if a_med <= o else f"NOT met: (a) slower by {a_med - o:.2f} s"

@@ -9,13 +9,14 @@
 # --rdzv_endpoint); torch >= 2.0 also takes --nproc-per-node, --rdzv-backend, --rdzv-endpoint.
 # With NPROC > 1 it prints "Setting OMP_NUM_THREADS environment variable for each process to be
 # 1 in default" from every node (torch/distributed/run.py); no deprecation warning.
-# --redirects 1 --tee 1: Debian's torch 1.13 on Python 3.11 fails at start without them
-# (see e2e_seed_wrapper.sh).
+# E2E_TORCHRUN_ARGS: extra arguments ("--redirects 1 --tee 1" for Debian's torch 1.13 on
+# Python 3.11, see e2e_seed_wrapper.sh).
 set -eu  # no pipefail: `scontrol ... | head -1` may end scontrol with SIGPIPE
 NPROC=$1
 shift
-TORCHRUN=${E2E_TORCHRUN:-/usr/bin/torchrun}
+TORCHRUN=${E2E_TORCHRUN:-torchrun}
 head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -1)
+# shellcheck disable=SC2086 # E2E_TORCHRUN_ARGS is a list of arguments
 exec "$TORCHRUN" --nnodes="$SLURM_NNODES" --nproc_per_node="$NPROC" --rdzv_backend=c10d \
     --rdzv_endpoint="$head_node:${E2E_RDZV_PORT:-29400}" --rdzv_id="$SLURM_JOB_ID" \
-    --redirects 1 --tee 1 "$@"
+    ${E2E_TORCHRUN_ARGS:-} "$@"

@@ -8,7 +8,8 @@
 #   bench/run.sh --smoke    # N = 2 8, 1 repetition: for CI (scripts/test.sh's bench phase), to
 #                           # keep the benchmarks building and running; exits 1 if any part fails
 # Environment: VARIANTS=ours-2level,...,floor-prelisten NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
-#   SDDP_BENCH_BUILD=<build dir> (default build-bench) TORCH_PY=/usr/bin/python3
+#   SDDP_BENCH_BUILD=<build dir> (default build-bench) TORCH_PY=<python with torch> (default:
+#   scripts/framework-env.sh torch)
 #   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI
 #   smoke run uses Debug, which compiles about 30% faster: its numbers mean nothing anyway)
 #   RESULTS=<file> (default $SDDP_BENCH_BUILD/bench/results.txt)
@@ -28,7 +29,11 @@ else
     MPI_NS=${MPI_NS:-"2 8 64 256"}; MPI_REPS=${MPI_REPS:-3}
     NCCL_REPS=${NCCL_REPS:-10}; NCCL_WARMUP=1
 fi
-TORCH_PY=${TORCH_PY:-/usr/bin/python3}
+# The competitor is the TCPStore users run today: torch 2.15's (libuv server) from the pinned
+# environment; TORCH_PY=/usr/bin/python3 measures Debian's torch 1.13 instead.
+if [[ -z ${TORCH_PY:-} ]]; then
+    TORCH_PY=$(bash "$ROOT/scripts/framework-env.sh" torch)/bin/python || TORCH_PY=/usr/bin/python3
+fi
 failed=()
 skipped=()
 

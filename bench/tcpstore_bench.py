@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """PyTorch TCPStore doing the rendezvous job the way PyTorch distributes the NCCL id.
 
-Run with the Debian interpreter that has python3-torch (1.13):  /usr/bin/python3 bench/tcpstore_bench.py
+Run with a Python that has torch: bench/run.sh uses the pinned torch 2.15 environment
+(scripts/framework-env.sh torch); /usr/bin/python3 has Debian's 1.13.
 
 Same method as bench/bootstrap_bench.cpp: `import torch` happens once in the parent, which then
 forks N children; each reports ready and blocks on a start pipe; the parent reads CLOCK_MONOTONIC

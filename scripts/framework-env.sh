@@ -8,8 +8,10 @@
 #   bash scripts/framework-env.sh tf       # TensorFlow on CPU
 #   bash scripts/framework-env.sh all      # the three, one path a line
 #
+# requirements-NAME.txt names what the tests need, pinned; constraints-NAME.txt pins every package
+# that comes with them (a pip freeze of a build that ran), so a rebuild gets the same versions.
 # The environment lives outside the clone, in $SDDP_FRAMEWORK_CACHE (default
-# /var/cache/slurm-ddp/frameworks), under a name keyed by the hash of its requirements file, the
+# /var/cache/slurm-ddp/frameworks), under a name keyed by the hash of those two files, the
 # Python version and this script: a second run on the same machine reuses it, and a changed pin
 # builds a new one. A build is marked complete only at its end, so an interrupted build is never
 # mistaken for a finished one (the next run starts it again). Every path is printed on
@@ -37,10 +39,11 @@ find_python() {
 
 build_env() {
     local name=$1 req="$ROOT/tests/frameworks/requirements-$1.txt" python key dir t0=$SECONDS
+    local cons="$ROOT/tests/frameworks/constraints-$1.txt"
     [ -f "$req" ] || die "no requirements file for '$name' ($req); use torch, jax, tf or all"
     python=$(find_python) ||
         die "Python $PYTHON_SERIES not found (JAX 0.12 needs >= 3.12): install it or set SDDP_FRAMEWORK_PYTHON"
-    key=$({ cat "$req" "$0"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
+    key=$({ cat "$req" "$cons" "$0"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
     dir="$CACHE/$name-$key"
     if [ -f "$dir/.complete" ]; then
         log "$name: reusing $dir"
@@ -57,11 +60,12 @@ build_env() {
     log "$name: building $dir from $req with $python (first run: several minutes)"
     "$python" -m venv "$dir"
     local pip=("$dir/bin/python" -m pip --disable-pip-version-check --no-input -q)
+    local pins=(-c "$cons")
     "${pip[@]}" install --upgrade pip setuptools wheel
     # Packages that compile against torch (deepspeed) import it at build time: torch goes in
     # first, then everything without build isolation.
-    if grep -q '^torch==' "$req"; then "${pip[@]}" install "$(grep '^torch==' "$req")"; fi
-    "${pip[@]}" install --no-build-isolation -r "$req"
+    if grep -q '^torch==' "$req"; then "${pip[@]}" install "${pins[@]}" "$(grep '^torch==' "$req")"; fi
+    "${pip[@]}" install --no-build-isolation "${pins[@]}" -r "$req"
     "$dir/bin/python" -m pip freeze >"$dir/.freeze"
     touch "$dir/.complete"
     flock -u 9

@@ -478,14 +478,21 @@ hosts_remove() {
 # the machine's DNS server, and where that does not answer (a sandbox, an offline CI runner) every
 # message from slurmctld to a slurmd waits out the resolver's timeout (~10 s: nodes stay
 # "completing" after each job).
+# The same holds for the IPv4-mapped IPv6 form of each address (::ffff:10.251.0.1): PyTorch's
+# TCPStore (libuv, dual-stack since 2.4) sees its peers that way and looks each up in reverse
+# (c10d socket.cpp), which /etc/hosts answers only for that exact spelling: ~10 s per look-up
+# otherwise, in every torch step. Distinct names keep forward look-ups of nK IPv4-only.
 hosts_add() {
   local k
   hosts_remove
   {
     for ((k = 1; k <= NODES; k++)); do
       printf '%s\tn%d\t%s\n' "$(node_addr "$k")" "$k" "$HOSTS_MARK$DIR"
+      printf '::ffff:%s\tn%d-v4mapped\t%s\n' "$(node_addr "$k")" "$k" "$HOSTS_MARK$DIR"
     done
     if [[ $MODE == netns ]]; then printf '%s\tsddp-ctld\t%s\n' "$(ctld_addr)" "$HOSTS_MARK$DIR"; fi
+    # ::1 only where the machine's own file lacks it (Debian's has "::1 localhost ip6-localhost").
+    grep -qE '^::1[[:space:]]' /etc/hosts || printf '::1\tip6-localhost\t%s\n' "$HOSTS_MARK$DIR"
   } >>/etc/hosts
 }
 
