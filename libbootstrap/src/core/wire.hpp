@@ -155,15 +155,21 @@ Bytes encode_abort(const Abort& m);
 Result<Bytes> encode_up(const Up& m);
 Result<Bytes> encode_down(const Down& m);
 
-// Payload decoders: the payload is complete, so a short one is invalid (Errc::protocol).
+// Payload decoders: the payload is complete, so a short one is invalid (Errc::protocol). Those
+// with a list take `max_items`, the step's world size: no list can be longer, and a count over
+// it is refused before anything is reserved for it.
 Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload);
 Result<Hello> decode_hello(std::span<const std::uint8_t> payload);
 Result<Welcome> decode_welcome(std::span<const std::uint8_t> payload);
 Result<Reject> decode_reject(std::span<const std::uint8_t> payload);
-Result<Joined> decode_joined(std::span<const std::uint8_t> payload);
+Result<Joined> decode_joined(std::span<const std::uint8_t> payload, std::uint32_t max_items);
 Result<Abort> decode_abort(std::span<const std::uint8_t> payload);
-Result<Up> decode_up(std::span<const std::uint8_t> payload);
-Result<Down> decode_down(std::span<const std::uint8_t> payload);
+Result<Up> decode_up(std::span<const std::uint8_t> payload, std::uint32_t max_items);
+Result<Down> decode_down(std::span<const std::uint8_t> payload, std::uint32_t max_items);
+
+// The largest frame an authenticated peer of a `world_size`-rank step can need: an allgather
+// result of world_size full records (never more than kMaxFramePayload).
+std::uint32_t max_frame_payload(int world_size);
 
 }  // namespace wire
 }  // namespace sddp

@@ -392,7 +392,8 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
 }
 
 void Node::on_joined(Link& link, const OwnedFrame& frame) {
-    Result<wire::Joined> joined = wire::decode_joined(frame.payload());
+    Result<wire::Joined> joined =
+        wire::decode_joined(frame.payload(), static_cast<std::uint32_t>(cfg_.world_size));
     if (!joined.ok()) {
         fail(make_error(Errc::protocol,
                         self_ + ": " + describe(link) + ": " + joined.error().message),

@@ -298,7 +298,7 @@ void Node::on_link_event(Link& link, std::uint32_t events) {
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         const std::size_t cap = link.kind == Kind::pending
                                     ? wire::kHeaderSize + wire::kMaxHandshakePayload
-                                    : wire::kHeaderSize + wire::kMaxFramePayload;
+                                    : wire::kHeaderSize + wire::max_frame_payload(cfg_.world_size);
         link.conn.read_available(cap);
     }
     if (events & (EPOLLOUT | EPOLLERR)) link.conn.flush();
@@ -323,8 +323,8 @@ void Node::on_link_event(Link& link, std::uint32_t events) {
 bool Node::process_frames(Link& link) {
     while (!failed_) {
         const bool pending = link.kind == Kind::pending;
-        Result<std::optional<OwnedFrame>> next =
-            link.conn.next_frame(pending ? wire::kMaxHandshakePayload : wire::kMaxFramePayload);
+        Result<std::optional<OwnedFrame>> next = link.conn.next_frame(
+            pending ? wire::kMaxHandshakePayload : wire::max_frame_payload(cfg_.world_size));
         if (!next.ok()) {
             if (pending) {
                 refuse(link, next.error().message);
