@@ -464,21 +464,21 @@ int log_injection() {
     return check.failures;
 }
 
-// Peers from an older release: a server that speaks version 1, and a client that does. Each
-// side fails at once saying "version mismatch", instead of waiting for a timeout.
+// Peers from the previous release (protocol 2, before the leaders' tree): a server that speaks
+// it, and a client that does. Each side is refused naming both versions.
 int version_mismatch() {
     Checker check{"version_mismatch"};
     Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(6000));
     Job job = make_job("version_mismatch", 2, 2, milliseconds(6000));
     Children kids(6);
-    std::string v1_challenge("SDDP\x01\x01\0\0\0\0\0\x20", 12);
-    v1_challenge += std::string(32, '\0');
-    kids.spawn("old rank 0", [&old_server, v1_challenge] {
+    std::string v2_challenge("SDDP\x02\x01\0\0\0\0\0\x20", 12);
+    v2_challenge += std::string(32, '\0');
+    kids.spawn("old rank 0", [&old_server, v2_challenge] {
         const int lfd = listen_on(old_server.port);
         pollfd p{lfd, POLLIN, 0};
         if (::poll(&p, 1, 3000) > 0) {
             const int fd = ::accept(lfd, nullptr, nullptr);
-            send_all(fd, v1_challenge.data(), v1_challenge.size());
+            send_all(fd, v2_challenge.data(), v2_challenge.size());
             sleep_ms(3000);
             ::close(fd);
         }
@@ -495,8 +495,8 @@ int version_mismatch() {
         const int fd = connect_raw(job.port, milliseconds(3000));
         std::string buf;
         (void)read_frame(fd, buf, milliseconds(2000));
-        const std::string v1_hello("SDDP\x01\x02\0\0\0\0\0\x04xxxx", 16);
-        send_all(fd, v1_hello.data(), v1_hello.size());
+        const std::string v2_hello("SDDP\x02\x02\0\0\0\0\0\x04xxxx", 16);
+        send_all(fd, v2_hello.data(), v2_hello.size());
         auto reply = read_frame(fd, buf, milliseconds(2000));
         ::close(fd);
         if (!reply || reply->first != wire::MsgType::reject) {
@@ -511,9 +511,11 @@ int version_mismatch() {
     });
     check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
     check.expect_error(kids, new_client, Errc::protocol,
-                       {"version mismatch", "version 1, this build speaks 2"});
+                       {"peer speaks sddp rendezvous protocol v2, this library v3: all ranks "
+                        "must use the same slurm-ddp version"});
     check.expect_under(kids, new_client, 1.5);
-    check.expect_error(kids, old_client, Errc::protocol, {"version mismatch"});
+    check.expect_error(kids, old_client, Errc::protocol,
+                       {"peer speaks sddp rendezvous protocol v2, this library v3"});
     check.expect_ok(kids, root);
     return check.failures;
 }

@@ -224,9 +224,9 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("not an sddp rendezvous message (bad magic)");
     }
     if (buf.size() > 4 && buf[4] != kVersion) {
-        return invalid("version mismatch: the peer speaks rendezvous protocol version " +
-                       std::to_string(buf[4]) + ", this build speaks " + std::to_string(kVersion) +
-                       "; run the same slurm-ddp release on every node of the job");
+        return invalid("peer speaks sddp rendezvous protocol v" + std::to_string(buf[4]) +
+                       ", this library v" + std::to_string(kVersion) +
+                       ": all ranks must use the same slurm-ddp version");
     }
     if (buf.size() > 5 && !known_type(buf[5])) {
         return invalid("unknown message type " + std::to_string(buf[5]));

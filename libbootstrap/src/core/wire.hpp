@@ -4,8 +4,12 @@
 // Every message is one frame: a 12-byte header followed by `length` payload bytes.
 //
 //   offset 0  magic   "SDDP"        rejects port scanners and stray protocols at byte 1
-//          4  version 2             a peer from a different release is refused ("version
-//                                   mismatch"), not misread
+//          4  version 3             a peer from a different release is refused by name ("peer
+//                                   speaks sddp rendezvous protocol v2, this library v3"), not
+//                                   misread. Bump it with every change a peer of the previous
+//                                   release would misread: 3 added the leaders' tree (joined
+//                                   lists from child leaders, the empty "subtree joined") and
+//                                   the host in the welcome's proof
 //          5  type    MsgType
 //          6  flags   0             reserved; non-zero is invalid so it can be used later
 //          8  length  u32 BE        payload bytes; checked against a cap before anything waits
@@ -33,7 +37,7 @@ namespace sddp {
 namespace wire {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'D', 'D', 'P'};
-inline constexpr std::uint8_t kVersion = 2;
+inline constexpr std::uint8_t kVersion = 3;
 inline constexpr std::size_t kHeaderSize = 12;
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMacSize = 32;
