@@ -329,10 +329,11 @@ int squatter_holds_port() {
     return check.failures;
 }
 
-// A relay between rank 1 and rank 0 passes the handshake through untouched and flips one byte
-// of the first frame after it (the broadcast rank 0 sends: what carries the NCCL id). Rank 1
-// must refuse the altered frame, not use it.
-Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, milliseconds limit) {
+// A relay between rank 1 and rank 0 flips one byte of what rank 0 sends: by default the last
+// payload byte of frame 3, the first after the handshake (the broadcast that carries the NCCL
+// id); with `welcome_host`, the first byte of the host name in frame 2, the welcome.
+Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, milliseconds limit,
+                       bool welcome_host = false) {
     const int lfd = listen_on(listen_port);
     if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "relay cannot bind"};
     const auto until = Clock::now() + limit;
@@ -370,7 +371,10 @@ Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, millisec
         };
         if (!flip) {
             if (auto l1 = length_at(0)) {
-                if (auto l2 = length_at(*l1)) {
+                if (welcome_host) {
+                    // Welcome payload: rank (4 bytes), host length (2), host.
+                    if (length_at(*l1)) flip = *l1 + wire::kHeaderSize + 4 + 2;
+                } else if (auto l2 = length_at(*l1)) {
                     if (auto l3 = length_at(*l1 + *l2)) flip = *l1 + *l2 + *l3 - 1;
                 }
             }
@@ -412,6 +416,30 @@ int relay_tampers() {
                  "the relay altered a frame: " + kids.report(relay).message);
     check.expect_error(kids, victim, Errc::protocol, {"bad MAC"});
     check.expect_under(kids, victim, 3.0);
+    return check.failures;
+}
+
+// The relay changes the host name in rank 0's welcome (rank 1 would name that host in every
+// error about its parent). The welcome's proof covers the host: rank 1 must not accept it.
+int relay_renames_host() {
+    Checker check{"relay_renames_host"};
+    Job job = make_job("relay_renames_host", 2, 2, milliseconds(3000));
+    const std::uint16_t relay_port = free_port();
+    Children kids(4);
+    kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
+    const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
+        return tampering_relay(relay_port, job.port, milliseconds(2500), true);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
+        sleep_ms(300);
+        RendezvousConfig c = job.config(1);
+        c.master_port = relay_port;
+        return run_rank(c, 1);
+    });
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect(kids.report(relay).message == "flipped",
+                 "the relay altered the welcome: " + kids.report(relay).message);
+    check.expect_error(kids, victim, Errc::auth, {"could not prove it holds this step's secret"});
     return check.failures;
 }
 
@@ -529,6 +557,7 @@ std::vector<Scenario> attack_scenarios() {
         {"squatter_then_root", squatter_then_root},
         {"squatter_holds_port", squatter_holds_port},
         {"relay_tampers", relay_tampers},
+        {"relay_renames_host", relay_renames_host},
         {"log_injection", log_injection},
         {"version_mismatch", version_mismatch},
     };

@@ -49,7 +49,8 @@ wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonc
 
 wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
-                       std::int32_t client_rank, std::int32_t server_rank) {
+                       std::int32_t client_rank, std::int32_t server_rank,
+                       const std::string& server_host) {
     HmacSha256 h(secret);
     h.update("sddp-v1 server");
     put_str(h, step_tag);
@@ -57,6 +58,7 @@ wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
     h.update(server_nonce);
     put_u32(h, static_cast<std::uint32_t>(client_rank));
     put_u32(h, static_cast<std::uint32_t>(server_rank));
+    put_str(h, server_host);
     return h.finish();
 }
 

@@ -8,7 +8,7 @@
 //                          rank | world_size | local_rank | local_world_size | node_rank | host)
 //   server -> client  welcome: server rank and host,
 //                     HMAC(secret, "sddp-v1 server" | step_tag | client_nonce | server_nonce |
-//                          client rank | server rank)
+//                          client rank | server rank | server host)
 //   server -> client  or reject: reason,
 //                     HMAC(secret, "sddp-v2 reject" | step_tag | client_nonce | server_nonce |
 //                          reason)
@@ -38,9 +38,12 @@ Result<wire::Nonce> make_nonce();
 wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonce,
                        const wire::Hello& hello);
 
+// `server_host` as the welcome carries it: the client names its parent by it in every error, so
+// a relay must not be able to change it.
 wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
-                       std::int32_t client_rank, std::int32_t server_rank);
+                       std::int32_t client_rank, std::int32_t server_rank,
+                       const std::string& server_host);
 
 // Name of a node leader's abstract Unix socket. Derived from the step tag, a hash of the
 // secret, the master port and the node rank, so concurrent steps (and, in tests, several

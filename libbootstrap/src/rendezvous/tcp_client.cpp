@@ -181,7 +181,7 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     const wire::Mac expect =
         server_proof(cfg.secret, cfg.step_tag.substr(0, wire::kMaxTagSize), hello.client_nonce,
-                     challenge->server_nonce, cfg.rank, welcome->rank);
+                     challenge->server_nonce, cfg.rank, welcome->rank, welcome->host);
     if (!constant_time_equal(expect, welcome->mac)) {
         a.error = make_error(Errc::auth, target.description +
                                              " could not prove it holds this step's secret: the "

@@ -372,9 +372,9 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
     children_.push_back(&link);
     wire::Welcome w;
     w.rank = cfg_.rank;
-    w.host = host_;
+    w.host = host_.substr(0, wire::kMaxHostSize);  // what encode_welcome sends: what is proven
     w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
-                         link.server_nonce, h.rank, cfg_.rank);
+                         link.server_nonce, h.rank, cfg_.rank, w.host);
     send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
     link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
                                h.client_nonce, link.server_nonce),
