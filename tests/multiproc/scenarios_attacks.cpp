@@ -257,18 +257,39 @@ int listen_on(std::uint16_t port) {
     return lfd;
 }
 
-// A process without the secret squatting on the port for `hold`: every connection gets a
-// challenge and then a reject, or (every other one) an abort in place of the challenge.
-Report squat(std::uint16_t port, milliseconds hold) {
+enum class Squat {
+    refuse,   // a challenge and then a reject, or (every other one) an abort in its place
+    garbage,  // an HTTP answer, or (every other one) a challenge of another protocol version
+    silent,   // accepts and never says a word; keeps the connections open for `linger`
+};
+
+// A process without the secret squatting on the port for `hold`, answering as `how` says.
+Report squat(std::uint16_t port, milliseconds hold, Squat how = Squat::refuse,
+             milliseconds linger = milliseconds(0)) {
     const int lfd = listen_on(port);
     if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "squatter cannot bind"};
     const auto until = Clock::now() + hold;
     int served = 0;
+    std::vector<int> held;
     while (Clock::now() < until) {
         pollfd p{lfd, POLLIN, 0};
         if (::poll(&p, 1, 20) <= 0) continue;
         const int fd = ::accept(lfd, nullptr, nullptr);
         if (fd < 0) continue;
+        if (how == Squat::silent) {
+            held.push_back(fd);
+            ++served;
+            continue;
+        }
+        if (how == Squat::garbage) {
+            std::string answer = "HTTP/1.0 400 Bad Request\r\n\r\n";
+            if (served++ % 2 == 1) {
+                answer = std::string("SDDP\x02\x01\0\0\0\0\0\x20", 12) + std::string(32, '\0');
+            }
+            send_all(fd, answer.data(), answer.size());
+            ::close(fd);
+            continue;
+        }
         if (served++ % 2 == 1) {
             send_bytes(fd, wire::encode_abort(wire::Abort{1, "rank 0 gave up: go home", {}}));
         } else {
@@ -279,7 +300,10 @@ Report squat(std::uint16_t port, milliseconds hold) {
         }
         ::close(fd);
     }
+    // The listener goes (so rank 0 can bind the port); the silent connections stay.
     ::close(lfd);
+    if (!held.empty()) sleep_ms(static_cast<int>(linger.count()));
+    for (const int fd : held) ::close(fd);
     return Report{0, 0, std::to_string(served)};
 }
 
@@ -304,6 +328,52 @@ int squatter_then_root() {
     check.expect_ok(kids, victim);
     check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
                  "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    return check.failures;
+}
+
+// Before rank 0 listens, the port answers in garbage: an HTTP error, or a challenge of another
+// protocol version. Nothing of it is proven with the secret, so rank 1 keeps trying and joins
+// the real rank 0 once that starts.
+int garbage_then_root() {
+    Checker check{"garbage_then_root"};
+    Job job = make_job("garbage_then_root", 2, 2, milliseconds(8000));
+    Children kids(4);
+    const std::size_t squatter = kids.spawn(
+        "squatter", [&job] { return squat(job.port, milliseconds(1500), Squat::garbage); });
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        sleep_ms(1700);
+        return run_rank(job.config(0), 1);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_ok(kids, victim);
+    check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
+                 "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    return check.failures;
+}
+
+// The garbage never stops: rank 1 tries to its deadline and then names what it heard.
+int garbage_holds_port() {
+    Checker check{"garbage_holds_port"};
+    Job job = make_job("garbage_holds_port", 2, 2, milliseconds(2500));
+    Children kids(4);
+    kids.spawn("squatter", [&job] { return squat(job.port, milliseconds(4000), Squat::garbage); });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
+    check.expect_error(kids, victim, Errc::protocol,
+                       {"rank 0 at 127.0.0.1:" + std::to_string(job.port),
+                        "does not speak this sddp rendezvous protocol",
+                        "could not prove it holds this step's secret", "kept trying"});
+    check.expect(kids.report(victim).seconds >= 2.0,
+                 "rank 1 kept trying to its deadline (ended after " +
+                     std::to_string(kids.report(victim).seconds) + " s)");
     return check.failures;
 }
 
@@ -493,10 +563,11 @@ int log_injection() {
 }
 
 // Peers from the previous release (protocol 2, before the leaders' tree): a server that speaks
-// it, and a client that does. Each side is refused naming both versions.
+// it, and a client that does. Each side is refused naming both versions; the client only at its
+// deadline, since anything on the port could send an old header.
 int version_mismatch() {
     Checker check{"version_mismatch"};
-    Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(6000));
+    Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(2000));
     Job job = make_job("version_mismatch", 2, 2, milliseconds(6000));
     Children kids(6);
     std::string v2_challenge("SDDP\x02\x01\0\0\0\0\0\x20", 12);
@@ -541,7 +612,7 @@ int version_mismatch() {
     check.expect_error(kids, new_client, Errc::protocol,
                        {"peer speaks sddp rendezvous protocol v2, this library v3: all ranks "
                         "must use the same slurm-ddp version"});
-    check.expect_under(kids, new_client, 1.5);
+    check.expect_under(kids, new_client, 3.0);
     check.expect_error(kids, old_client, Errc::protocol,
                        {"peer speaks sddp rendezvous protocol v2, this library v3"});
     check.expect_ok(kids, root);
@@ -556,6 +627,8 @@ std::vector<Scenario> attack_scenarios() {
         {"dead_leader_locals", dead_leader_locals},
         {"squatter_then_root", squatter_then_root},
         {"squatter_holds_port", squatter_holds_port},
+        {"garbage_then_root", garbage_then_root},
+        {"garbage_holds_port", garbage_holds_port},
         {"relay_tampers", relay_tampers},
         {"relay_renames_host", relay_renames_host},
         {"log_injection", log_injection},
