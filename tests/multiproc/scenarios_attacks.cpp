@@ -377,6 +377,36 @@ int garbage_holds_port() {
     return check.failures;
 }
 
+// A squatter accepts every connection and never answers, holding each open for 12 s; it leaves
+// the port after 1.5 s and rank 0 starts. One silent connection may cost rank 1 one bounded
+// attempt (5 s), not its 20 s join deadline (without the bound: 13.5 s, when the squatter
+// closes).
+int silent_squatter_then_root() {
+    Checker check{"silent_squatter_then_root"};
+    Job job = make_job("silent_squatter_then_root", 2, 2, milliseconds(20000));
+    Children kids(4);
+    const std::size_t squatter = kids.spawn("squatter", [&job] {
+        return squat(job.port, milliseconds(1500), Squat::silent, milliseconds(12000));
+    });
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        sleep_ms(1700);
+        return run_rank(job.config(0), 1);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(30000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_ok(kids, victim);
+    check.expect(
+        std::atoi(kids.report(squatter).message.c_str()) >= 1,
+        "the squatter held a connection of rank 1 (" + kids.report(squatter).message + ")");
+    // 0.2 s start + one 5 s attempt + the backoff, with room for a loaded machine.
+    check.expect_under(kids, victim, 9.0);
+    return check.failures;
+}
+
 // The squatter never leaves: rank 1 tries to its deadline and then says what it saw.
 int squatter_holds_port() {
     Checker check{"squatter_holds_port"};
@@ -629,6 +659,7 @@ std::vector<Scenario> attack_scenarios() {
         {"squatter_holds_port", squatter_holds_port},
         {"garbage_then_root", garbage_then_root},
         {"garbage_holds_port", garbage_holds_port},
+        {"silent_squatter_then_root", silent_squatter_then_root},
         {"relay_tampers", relay_tampers},
         {"relay_renames_host", relay_renames_host},
         {"log_injection", log_injection},

@@ -271,7 +271,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             }
             reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
-            Attempt a = handshake(conn, target, cfg, host, deadline);
+            Attempt a = handshake(conn, target, cfg, host, attempt_deadline);
             if (a.error) return std::move(*a.error);
             if (a.link) {
                 a.link->conn = std::make_unique<Connection>(std::move(conn));
