@@ -7,12 +7,14 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -328,6 +330,80 @@ int squatter_then_root() {
     check.expect_ok(kids, victim);
     check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
                  "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    return check.failures;
+}
+
+// Connects to a node leader's abstract socket `name` (what /proc/net/unix shows any local user).
+int connect_abstract(const std::string& name, milliseconds patience) {
+    const auto until = Clock::now() + patience;
+    for (;;) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+        const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) return fd;
+        ::close(fd);
+        if (Clock::now() >= until) return -1;
+        sleep_ms(10);
+    }
+}
+
+// Node 1's leader cannot reach rank 0 (it never starts) and gives up at its deadline; then it
+// tells its local rank why. Two strangers wait on its node-local socket meanwhile: one silent,
+// one answering the challenge with a hello of the right step but without the secret. Neither
+// may hear the reason (hosts, ports, what failed): only the peer that proves it is of this step.
+int turn_away_tells_only_the_step() {
+    Checker check{"turn_away_tells_only_the_step"};
+    Job job = make_job("turn_away_tells_only_the_step", 4, 2, milliseconds(2000));
+    const std::string name = tcp::local_socket_name(job.config(2));
+    Children kids(6);
+    kids.spawn("rank 2", [&job] { return run_rank(job.config(2), 1); });
+    const std::size_t local = kids.spawn("rank 3", [&job] {
+        sleep_ms(300);
+        return run_rank(job.config(3), 1);
+    });
+    auto stranger = [&](const std::string& label, bool says_hello) {
+        return kids.spawn(label, [&job, name, says_hello] {
+            const auto start = Clock::now();
+            sleep_ms(200);
+            const int fd = connect_abstract(name, milliseconds(3000));
+            if (fd < 0) return report_error(make_error(Errc::io, "cannot connect"), start);
+            std::string buf;
+            std::string heard;
+            if (says_hello) {
+                auto ch = read_frame(fd, buf, milliseconds(5000));
+                if (ch) heard.assign(ch->second.begin(), ch->second.end());
+                if (ch && ch->first == wire::MsgType::challenge) {
+                    wire::Hello h;
+                    h.rank = 3;
+                    h.world_size = job.world;
+                    h.local_rank = 1;
+                    h.local_world_size = 2;
+                    h.node_rank = 1;
+                    h.step_tag = job.step_tag;
+                    h.host = "stranger";
+                    send_bytes(fd, wire::encode_hello(h));
+                }
+            }
+            auto [rest, eof] = read_until_eof(fd, milliseconds(5000));
+            ::close(fd);
+            heard += buf + rest;
+            if (heard.find("could not join") != std::string::npos) {
+                return report_error(make_error(Errc::internal, "heard the reason"), start);
+            }
+            if (!eof) return report_error(make_error(Errc::timeout, "never closed"), start);
+            return Report{0, 0, std::to_string(heard.size()) + " bytes, no reason"};
+        });
+    };
+    const std::size_t silent = stranger("silent stranger", false);
+    const std::size_t talker = stranger("stranger with a hello", true);
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect_error(kids, local, Errc::timeout,
+                       {"the node leader, rank 2 (node1), could not join", "rank 0 at"});
+    check.expect_under(kids, local, 2.5);
+    check.expect_ok(kids, silent);
+    check.expect_ok(kids, talker);
     return check.failures;
 }
 
@@ -658,6 +734,7 @@ std::vector<Scenario> attack_scenarios() {
         {"squatter_then_root", squatter_then_root},
         {"squatter_holds_port", squatter_holds_port},
         {"garbage_then_root", garbage_then_root},
+        {"turn_away_tells_only_the_step", turn_away_tells_only_the_step},
         {"garbage_holds_port", garbage_holds_port},
         {"silent_squatter_then_root", silent_squatter_then_root},
         {"relay_tampers", relay_tampers},

@@ -123,8 +123,8 @@ struct Joined {
 struct Abort {
     std::uint32_t code = 0;  // an sddp::Errc value
     std::string reason;
-    // Only for an abort sent instead of a challenge (a node leader turning its locals away):
-    // proof that the sender holds the secret. After the handshake the session MAC covers it.
+    // Unused (zero) since protocol 3: an abort is trusted only after the handshake, where the
+    // session MAC covers it.
     Mac mac{};
 };
 

@@ -74,16 +74,6 @@ wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
     return h.finish();
 }
 
-wire::Mac early_abort_proof(const std::string& secret, const std::string& step_tag,
-                            std::uint32_t code, const std::string& reason) {
-    HmacSha256 h(secret);
-    h.update("sddp-v2 early abort");
-    put_str(h, step_tag);
-    put_u32(h, code);
-    put_str(h, reason);
-    return h.finish();
-}
-
 wire::Mac session_key(const std::string& secret, const std::string& step_tag,
                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce) {
     HmacSha256 h(secret);

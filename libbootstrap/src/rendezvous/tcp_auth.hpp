@@ -14,8 +14,9 @@
 //                          reason)
 // Both nonces are fresh per connection, so a recorded hello or welcome cannot be replayed, and
 // the distinct labels keep one side's proof from being reflected as the other's. A client acts on
-// a reject (or an abort in place of the challenge) only when its proof verifies: anything else
-// may come from a process squatting on the port, and the client keeps trying to the deadline.
+// a reject only when its proof verifies, and on an abort only after the welcome (sealed):
+// anything else may come from a process squatting on the port, and the client keeps trying to
+// the deadline.
 //
 // After the welcome every frame, both ways, is followed by
 //   HMAC(session key, direction | sequence number | SHA-256(frame))
@@ -53,11 +54,6 @@ std::string local_socket_name(const RendezvousConfig& cfg);
 wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        const std::string& reason);
-
-// An abort sent in place of the challenge has no client nonce to bind to; it is bound to the
-// step instead (a replay can only repeat this step's own, true, news).
-wire::Mac early_abort_proof(const std::string& secret, const std::string& step_tag,
-                            std::uint32_t code, const std::string& reason);
 
 wire::Mac session_key(const std::string& secret, const std::string& step_tag,
                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce);

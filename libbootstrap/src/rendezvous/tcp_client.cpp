@@ -105,24 +105,13 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     const std::string tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     if ((*ch)->type == wire::MsgType::abort) {
-        // Our parent gave up before serving us (a node leader rank 0 refused): its reason is
-        // final, once it proves it comes from a holder of the secret.
+        // A parent that gives up before serving us tells us why only after the handshake
+        // (sealed); an abort in place of the challenge comes from someone else on the port.
         Result<wire::Abort> ab = wire::decode_abort((*ch)->payload());
-        if (!ab.ok() || !constant_time_equal(
-                            early_abort_proof(cfg.secret, tag, ab->code, ab->reason), ab->mac)) {
-            return unproven(
-                Errc::auth,
-                "sent an abort (" +
-                    (ab.ok() ? wire::printable(ab->reason, 200) : std::string("unreadable")) + ")");
-        }
-        const bool known = ab.ok() && ab->code >= static_cast<std::uint32_t>(Errc::invalid_input) &&
-                           ab->code <= static_cast<std::uint32_t>(Errc::internal);
-        a.error = make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
-                             "rank " + std::to_string(cfg.rank) + " cannot join " +
-                                 target.description + ": " +
-                                 (ab.ok() ? wire::printable(ab->reason, wire::kMaxReasonSize)
-                                          : std::string("it gave up")));
-        return a;
+        return unproven(
+            Errc::auth,
+            "sent an abort (" +
+                (ab.ok() ? wire::printable(ab->reason, 200) : std::string("unreadable")) + ")");
     }
     if ((*ch)->type != wire::MsgType::challenge) {
         return unproven(Errc::protocol, "sent an unexpected first message (type " +
