@@ -38,7 +38,10 @@ Status Node::run_join() {
     const auto start = Clock::now();
     const auto deadline = deadline_from(start);
     if (cfg_.world_size == 1) return ok_status();
-    SDDP_CHECK(start_listening());
+    if (Status listening = start_listening(); !listening.ok()) {
+        if (serves_locals_) turn_away_locals(listening.error(), deadline);
+        return listening;
+    }
     if (is_root_ || serves_locals_ || !tree_children_.empty()) {
         join_.emplace(is_root_, cfg_.world_size, serves_locals_ ? cfg_.local_world_size : 1,
                       cfg_.rank, cfg_.node_rank, tree_children_);

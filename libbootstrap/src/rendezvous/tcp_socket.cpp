@@ -42,7 +42,7 @@ void set_common_options(int fd, bool tcp) {
     if (tcp) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-Result<Fd> bind_and_listen(int family, std::uint16_t port) {
+Result<Fd> bind_and_listen(int family, std::uint16_t port, const std::string& who) {
     Fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd.valid()) return make_error(Errc::io, "socket: " + errno_text(errno));
     const int one = 1;
@@ -66,12 +66,12 @@ Result<Fd> bind_and_listen(int family, std::uint16_t port) {
     if (rc != 0) {
         const int err = errno;
         if (err == EADDRINUSE) {
-            return make_error(Errc::io, "rank 0 cannot listen on TCP port " + std::to_string(port) +
+            return make_error(Errc::io, who + " cannot listen on TCP port " + std::to_string(port) +
                                             ": the port is already in use (another job or "
                                             "service holds it); pick a free port with "
                                             "--ddp=port=N or MASTER_PORT=N");
         }
-        return make_error(Errc::io, "rank 0 cannot bind TCP port " + std::to_string(port) + ": " +
+        return make_error(Errc::io, who + " cannot bind TCP port " + std::to_string(port) + ": " +
                                         errno_text(err));
     }
     // Thousands of node leaders connect at once: ask for the largest backlog; the kernel clamps
@@ -96,12 +96,12 @@ std::uint32_t accept_backlog() {
     return v;
 }
 
-Result<Fd> listen_tcp(std::uint16_t port) {
-    Result<Fd> v6 = bind_and_listen(AF_INET6, port);
+Result<Fd> listen_tcp(std::uint16_t port, const std::string& who) {
+    Result<Fd> v6 = bind_and_listen(AF_INET6, port, who);
     if (v6.ok()) return v6;
     // No IPv6 on this host: fall back to IPv4, but report a busy port as such.
     if (v6.error().message.find("already in use") != std::string::npos) return v6;
-    return bind_and_listen(AF_INET, port);
+    return bind_and_listen(AF_INET, port, who);
 }
 
 SocketAddress abstract_address(const std::string& name) {

@@ -42,8 +42,9 @@ class Fd {
 std::string errno_text(int err);
 
 // Listens on every interface (IPv6 dual-stack, else IPv4) at `port` with SO_REUSEADDR and the
-// largest backlog the kernel allows. A busy port is an Errc::io naming the port and the fix.
-Result<Fd> listen_tcp(std::uint16_t port);
+// largest backlog the kernel allows. A busy port is an Errc::io naming `who` ("rank 0", or which
+// node leader), the port and the fix.
+Result<Fd> listen_tcp(std::uint16_t port, const std::string& who);
 // This host's cap on a listen backlog (net.core.somaxconn), 4096 if it cannot be read.
 std::uint32_t accept_backlog();
 
