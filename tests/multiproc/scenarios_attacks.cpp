@@ -349,6 +349,95 @@ int connect_abstract(const std::string& name, milliseconds patience) {
     }
 }
 
+// Binds the abstract socket `name` as user `uid` for `hold`, sending a challenge to whoever
+// connects (as a leader would) to lure a hello. Reports how many bytes it was sent.
+Report squat_local_socket(const std::string& name, unsigned uid, milliseconds hold) {
+    if (::setgid(uid) != 0 || ::setuid(uid) != 0) {
+        return Report{static_cast<int>(Errc::internal), 0,
+                      "cannot become uid " + std::to_string(uid)};
+    }
+    const int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    if (::bind(lfd, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(lfd, 16) != 0) {
+        return Report{static_cast<int>(Errc::io), 0, "squatter cannot bind"};
+    }
+    const auto until = Clock::now() + hold;
+    std::size_t received = 0;
+    int connections = 0;
+    while (Clock::now() < until) {
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 20) <= 0) continue;
+        const int fd = ::accept(lfd, nullptr, nullptr);
+        if (fd < 0) continue;
+        ++connections;
+        send_bytes(fd, wire::encode_challenge(wire::Challenge{}));
+        auto [got, eof] = read_until_eof(fd, milliseconds(300));
+        received += got.size();
+        ::close(fd);
+    }
+    ::close(lfd);
+    return Report{
+        0, 0,
+        std::to_string(received) + " bytes from " + std::to_string(connections) + " connections"};
+}
+
+// Another user's process binds node 1's node-local socket before its leader starts (the name was
+// seen in /proc/net/unix during an earlier rendezvous), and another one connects to the real
+// leader later. Rank 3 must send nothing to the squatter and join its real leader once that
+// starts; the leader must not even send a challenge to the foreign client.
+int local_socket_other_user() {
+    Checker check{"local_socket_other_user"};
+    if (::geteuid() != 0) {
+        std::printf("  skipped: needs root to run a process as another user\n");
+        return 0;
+    }
+    constexpr unsigned kNobody = 65534;
+    Job job = make_job("local_socket_other_user", 4, 2, milliseconds(8000));
+    const std::string name = tcp::local_socket_name(job.config(2));
+    RendezvousConfig next = job.config(2);
+    next.round = "check";
+    check.expect(tcp::local_socket_name(next) != name,
+                 "another rendezvous round of the step uses another socket name");
+    Children kids(8);
+    const std::size_t squatter = kids.spawn(
+        "squatter", [name] { return squat_local_socket(name, kNobody, milliseconds(1500)); });
+    std::vector<std::size_t> ranks;
+    for (int r = 0; r < 4; ++r) {
+        ranks.push_back(kids.spawn("rank " + std::to_string(r), [&job, r] {
+            // Rank 0 last, so that node 1's leader is still joining, and not yet accepting its
+            // locals, when the intruder knocks.
+            sleep_ms(r == 2 ? 1600 : r == 0 ? 2000 : 200);
+            return run_rank(job.config(r), 1);
+        }));
+    }
+    const std::size_t intruder = kids.spawn("intruder", [name] {
+        const auto start = Clock::now();
+        if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+            return report_error(make_error(Errc::internal, "cannot change user"), start);
+        }
+        sleep_ms(1700);
+        const int fd = connect_abstract(name, milliseconds(3000));
+        if (fd < 0) return report_error(make_error(Errc::io, "cannot connect"), start);
+        auto [got, eof] = read_until_eof(fd, milliseconds(3000));
+        ::close(fd);
+        return Report{got.empty() && eof ? 0 : static_cast<int>(Errc::internal), 0,
+                      std::to_string(got.size()) + " bytes, " + (eof ? "closed" : "kept open")};
+    });
+    check.expect(kids.wait_all(milliseconds(20000)), "no process hangs");
+    for (const std::size_t i : ranks) check.expect_ok(kids, i);
+    check.expect(
+        kids.report(squatter).message.rfind("0 bytes from ", 0) == 0 &&
+            kids.report(squatter).message != "0 bytes from 0 connections",
+        "rank 3 reached the squatter and sent it nothing: " + kids.report(squatter).message);
+    check.expect(
+        kids.report(intruder).code == 0,
+        "the leader closed the foreign client without a byte: " + kids.report(intruder).message);
+    return check.failures;
+}
+
 // Node 1's leader cannot reach rank 0 (it never starts) and gives up at its deadline; then it
 // tells its local rank why. Two strangers wait on its node-local socket meanwhile: one silent,
 // one answering the challenge with a hello of the right step but without the secret. Neither
@@ -735,6 +824,7 @@ std::vector<Scenario> attack_scenarios() {
         {"squatter_holds_port", squatter_holds_port},
         {"garbage_then_root", garbage_then_root},
         {"turn_away_tells_only_the_step", turn_away_tells_only_the_step},
+        {"local_socket_other_user", local_socket_other_user},
         {"garbage_holds_port", garbage_holds_port},
         {"silent_squatter_then_root", silent_squatter_then_root},
         {"relay_tampers", relay_tampers},

@@ -91,6 +91,8 @@ std::string local_socket_name(const RendezvousConfig& cfg) {
     h.update(std::string_view("\0", 1));
     h.update(sha256(cfg.secret));
     h.update(std::to_string(cfg.master_port) + "/" + std::to_string(cfg.node_rank));
+    h.update(std::string_view("\0", 1));
+    h.update(cfg.round);
     const Digest d = h.finish();
     return "sddp-" + to_hex(std::span<const std::uint8_t>(d.data(), 16));
 }

@@ -258,6 +258,19 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 }
                 continue;
             }
+            if (target.local) {
+                // Before any byte goes out: the node leader runs as our user, and a hello sent
+                // to anyone else would hand them this rank's identity and a proof to relay.
+                if (std::optional<std::string> foreign = foreign_local_peer(c.fd.get())) {
+                    Attempt a = unproven(Errc::auth,
+                                         "is held by another user's process, not the "
+                                         "node leader: " +
+                                             *foreign);
+                    unproven_answer = a.unproven;
+                    last_why = a.why;
+                    continue;
+                }
+            }
             reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
             Attempt a = handshake(conn, target, cfg, host, attempt_deadline);

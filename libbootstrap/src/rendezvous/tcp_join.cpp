@@ -258,6 +258,17 @@ void Node::accept_from(bool local) {
 }
 
 void Node::admit(Fd fd, bool local) {
+    if (local) {
+        // Not even a challenge for another user's process: it found the socket's name in
+        // /proc/net/unix, and this step's ranks all run as our user.
+        if (std::optional<std::string> foreign = foreign_local_peer(fd.get())) {
+            if (refusals_++ < kRefusalsLoggedInFull || refusals_ % 1000 == 0) {
+                log(self_ +
+                    ": closed a connection on the node-local socket without a word: " + *foreign);
+            }
+            return;
+        }
+    }
     Result<wire::Nonce> nonce = make_nonce();
     if (!nonce.ok()) {
         log(self_ + ": " + nonce.error().message);

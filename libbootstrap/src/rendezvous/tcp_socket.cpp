@@ -262,6 +262,24 @@ ConnectOutcome connect_until(const SocketAddress& to, Clock::time_point deadline
     return out;
 }
 
+std::optional<PeerCredentials> peer_credentials(int fd) {
+    ucred c{};
+    socklen_t len = sizeof c;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0 || len != sizeof c) {
+        return std::nullopt;
+    }
+    return PeerCredentials{static_cast<long>(c.pid), static_cast<unsigned>(c.uid)};
+}
+
+std::optional<std::string> foreign_local_peer(int fd) {
+    const auto me = static_cast<unsigned>(::geteuid());
+    const std::optional<PeerCredentials> peer = peer_credentials(fd);
+    if (!peer) return "its credentials cannot be read (SO_PEERCRED: " + errno_text(errno) + ")";
+    if (peer->uid == me) return std::nullopt;
+    return "it is a process of uid " + std::to_string(peer->uid) + " (pid " +
+           std::to_string(peer->pid) + "), and this step runs as uid " + std::to_string(me);
+}
+
 std::string peer_address(int fd) {
     sockaddr_storage ss{};
     socklen_t len = sizeof ss;
