@@ -403,13 +403,13 @@ int local_socket_other_user() {
                  "another rendezvous round of the step uses another socket name");
     Children kids(8);
     const std::size_t squatter = kids.spawn(
-        "squatter", [name] { return squat_local_socket(name, kNobody, milliseconds(1500)); });
+        "squatter", [name] { return squat_local_socket(name, kNobody, milliseconds(1000)); });
     std::vector<std::size_t> ranks;
     for (int r = 0; r < 4; ++r) {
         ranks.push_back(kids.spawn("rank " + std::to_string(r), [&job, r] {
             // Rank 0 last, so that node 1's leader is still joining, and not yet accepting its
             // locals, when the intruder knocks.
-            sleep_ms(r == 2 ? 1600 : r == 0 ? 2000 : 200);
+            sleep_ms(r == 2 ? 2000 : r == 0 ? 2500 : 200);
             return run_rank(job.config(r), 1);
         }));
     }
@@ -418,7 +418,7 @@ int local_socket_other_user() {
         if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
             return report_error(make_error(Errc::internal, "cannot change user"), start);
         }
-        sleep_ms(1700);
+        sleep_ms(2100);
         const int fd = connect_abstract(name, milliseconds(3000));
         if (fd < 0) return report_error(make_error(Errc::io, "cannot connect"), start);
         auto [got, eof] = read_until_eof(fd, milliseconds(3000));
@@ -506,7 +506,7 @@ int garbage_then_root() {
     const std::size_t squatter = kids.spawn(
         "squatter", [&job] { return squat(job.port, milliseconds(1500), Squat::garbage); });
     const std::size_t root = kids.spawn("rank 0", [&job] {
-        sleep_ms(1700);
+        sleep_ms(2000);
         return run_rank(job.config(0), 1);
     });
     const std::size_t victim = kids.spawn("rank 1", [&job] {
@@ -543,7 +543,7 @@ int garbage_holds_port() {
 }
 
 // A squatter accepts every connection and never answers, holding each open for 12 s; it leaves
-// the port after 1.5 s and rank 0 starts. One silent connection may cost rank 1 one bounded
+// the port after 1.5 s and rank 0 starts at 2 s. One silent connection may cost rank 1 one bounded
 // attempt (5 s), not its 20 s join deadline (without the bound: 13.5 s, when the squatter
 // closes).
 int silent_squatter_then_root() {
@@ -554,7 +554,7 @@ int silent_squatter_then_root() {
         return squat(job.port, milliseconds(1500), Squat::silent, milliseconds(12000));
     });
     const std::size_t root = kids.spawn("rank 0", [&job] {
-        sleep_ms(1700);
+        sleep_ms(2000);
         return run_rank(job.config(0), 1);
     });
     const std::size_t victim = kids.spawn("rank 1", [&job] {

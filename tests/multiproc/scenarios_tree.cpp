@@ -184,11 +184,12 @@ int tree_leader_port_busy() {
                         "listen on TCP port " +
                             port,
                         "already in use"});
-    check.expect_under(kids, ranks[2], 1.5);
+    check.expect_under(kids, ranks[2], 2.0);
     check.expect_error(
         kids, ranks[3], Errc::io,
         {"the node leader, rank 2 (node1), could not join", "cannot listen on TCP port " + port});
-    check.expect_under(kids, ranks[3], 1.5);
+    // Well before its own 3 s timeout, where it used to end.
+    check.expect_under(kids, ranks[3], 2.5);
     return check.failures;
 }
 
