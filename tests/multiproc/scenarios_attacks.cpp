@@ -688,12 +688,12 @@ int relay_tampers() {
 // error about its parent). The welcome's proof covers the host: rank 1 must not accept it.
 int relay_renames_host() {
     Checker check{"relay_renames_host"};
-    Job job = make_job("relay_renames_host", 2, 2, milliseconds(3000));
+    Job job = make_job("relay_renames_host", 2, 2, milliseconds(5000));
     const std::uint16_t relay_port = free_port();
     Children kids(4);
     kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
     const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
-        return tampering_relay(relay_port, job.port, milliseconds(2500), true);
+        return tampering_relay(relay_port, job.port, milliseconds(4500), true);
     });
     const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
         sleep_ms(300);

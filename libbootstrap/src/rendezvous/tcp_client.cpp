@@ -85,6 +85,7 @@ bool retryable_connect_error(int err) {
 
 Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
                   const std::string& host, Clock::time_point deadline) {
+    const auto attempt_start = Clock::now();
     Attempt a;
     bool eof = false;
     Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof);
@@ -95,12 +96,12 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     if (!*ch) {
         // Closed before the challenge: the server shed load or is restarting. Try again.
         a.retry = true;
-        a.why =
-            eof ? "connection closed before the challenge"
-                : "accepted the connection but sent no challenge within " +
-                      std::to_string(
-                          std::chrono::duration_cast<std::chrono::seconds>(kAttemptLimit).count()) +
-                      " s";
+        a.why = eof ? "connection closed before the challenge"
+                    : "accepted the connection but sent no challenge in " +
+                          std::to_string(
+                              std::chrono::duration_cast<milliseconds>(Clock::now() - attempt_start)
+                                  .count()) +
+                          " ms";
         return a;
     }
     const std::string tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
