@@ -13,6 +13,10 @@ namespace {
 using namespace sddp;
 using namespace sddp::wire;
 
+// The world size the list decoders are given: enough for inputs of the fuzzer's usual sizes to
+// decode, small enough that the "more than the world size" refusal is reached too.
+constexpr std::uint32_t kWorld = 256;
+
 // Decoded messages re-encode to exactly the bytes they came from (the format has one spelling).
 void check_round_trip(std::span<const std::uint8_t> payload, MsgType type) {
     Bytes again;
@@ -30,18 +34,18 @@ void check_round_trip(std::span<const std::uint8_t> payload, MsgType type) {
             if (auto m = decode_reject(payload); m.ok()) again = encode_reject(*m);
             break;
         case MsgType::joined:
-            if (auto m = decode_joined(payload); m.ok()) again = encode_joined(*m);
+            if (auto m = decode_joined(payload, kWorld); m.ok()) again = encode_joined(*m);
             break;
         case MsgType::abort:
             if (auto m = decode_abort(payload); m.ok()) again = encode_abort(*m);
             break;
         case MsgType::up:
-            if (auto m = decode_up(payload); m.ok()) {
+            if (auto m = decode_up(payload, kWorld); m.ok()) {
                 if (auto e = encode_up(*m); e.ok()) again = std::move(*e);
             }
             break;
         case MsgType::down:
-            if (auto m = decode_down(payload); m.ok()) {
+            if (auto m = decode_down(payload, kWorld); m.ok()) {
                 if (auto e = encode_down(*m); e.ok()) again = std::move(*e);
             }
             break;

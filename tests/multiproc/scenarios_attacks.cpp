@@ -7,12 +7,14 @@
 #include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <set>
@@ -257,18 +259,39 @@ int listen_on(std::uint16_t port) {
     return lfd;
 }
 
-// A process without the secret squatting on the port for `hold`: every connection gets a
-// challenge and then a reject, or (every other one) an abort in place of the challenge.
-Report squat(std::uint16_t port, milliseconds hold) {
+enum class Squat {
+    refuse,   // a challenge and then a reject, or (every other one) an abort in its place
+    garbage,  // an HTTP answer, or (every other one) a challenge of another protocol version
+    silent,   // accepts and never says a word; keeps the connections open for `linger`
+};
+
+// A process without the secret squatting on the port for `hold`, answering as `how` says.
+Report squat(std::uint16_t port, milliseconds hold, Squat how = Squat::refuse,
+             milliseconds linger = milliseconds(0)) {
     const int lfd = listen_on(port);
     if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "squatter cannot bind"};
     const auto until = Clock::now() + hold;
     int served = 0;
+    std::vector<int> held;
     while (Clock::now() < until) {
         pollfd p{lfd, POLLIN, 0};
         if (::poll(&p, 1, 20) <= 0) continue;
         const int fd = ::accept(lfd, nullptr, nullptr);
         if (fd < 0) continue;
+        if (how == Squat::silent) {
+            held.push_back(fd);
+            ++served;
+            continue;
+        }
+        if (how == Squat::garbage) {
+            std::string answer = "HTTP/1.0 400 Bad Request\r\n\r\n";
+            if (served++ % 2 == 1) {
+                answer = std::string("SDDP\x02\x01\0\0\0\0\0\x20", 12) + std::string(32, '\0');
+            }
+            send_all(fd, answer.data(), answer.size());
+            ::close(fd);
+            continue;
+        }
         if (served++ % 2 == 1) {
             send_bytes(fd, wire::encode_abort(wire::Abort{1, "rank 0 gave up: go home", {}}));
         } else {
@@ -279,7 +302,10 @@ Report squat(std::uint16_t port, milliseconds hold) {
         }
         ::close(fd);
     }
+    // The listener goes (so rank 0 can bind the port); the silent connections stay.
     ::close(lfd);
+    if (!held.empty()) sleep_ms(static_cast<int>(linger.count()));
+    for (const int fd : held) ::close(fd);
     return Report{0, 0, std::to_string(served)};
 }
 
@@ -307,6 +333,245 @@ int squatter_then_root() {
     return check.failures;
 }
 
+// Connects to a node leader's abstract socket `name` (what /proc/net/unix shows any local user).
+int connect_abstract(const std::string& name, milliseconds patience) {
+    const auto until = Clock::now() + patience;
+    for (;;) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+        const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) return fd;
+        ::close(fd);
+        if (Clock::now() >= until) return -1;
+        sleep_ms(10);
+    }
+}
+
+// Binds the abstract socket `name` as user `uid` for `hold`, sending a challenge to whoever
+// connects (as a leader would) to lure a hello. Reports how many bytes it was sent.
+Report squat_local_socket(const std::string& name, unsigned uid, milliseconds hold) {
+    if (::setgid(uid) != 0 || ::setuid(uid) != 0) {
+        return Report{static_cast<int>(Errc::internal), 0,
+                      "cannot become uid " + std::to_string(uid)};
+    }
+    const int lfd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un a{};
+    a.sun_family = AF_UNIX;
+    std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+    const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+    if (::bind(lfd, reinterpret_cast<sockaddr*>(&a), len) != 0 || ::listen(lfd, 16) != 0) {
+        return Report{static_cast<int>(Errc::io), 0, "squatter cannot bind"};
+    }
+    const auto until = Clock::now() + hold;
+    std::size_t received = 0;
+    int connections = 0;
+    while (Clock::now() < until) {
+        pollfd p{lfd, POLLIN, 0};
+        if (::poll(&p, 1, 20) <= 0) continue;
+        const int fd = ::accept(lfd, nullptr, nullptr);
+        if (fd < 0) continue;
+        ++connections;
+        send_bytes(fd, wire::encode_challenge(wire::Challenge{}));
+        auto [got, eof] = read_until_eof(fd, milliseconds(300));
+        received += got.size();
+        ::close(fd);
+    }
+    ::close(lfd);
+    return Report{
+        0, 0,
+        std::to_string(received) + " bytes from " + std::to_string(connections) + " connections"};
+}
+
+// Another user's process binds node 1's node-local socket before its leader starts (the name was
+// seen in /proc/net/unix during an earlier rendezvous), and another one connects to the real
+// leader later. Rank 3 must send nothing to the squatter and join its real leader once that
+// starts; the leader must not even send a challenge to the foreign client.
+int local_socket_other_user() {
+    Checker check{"local_socket_other_user"};
+    if (::geteuid() != 0) {
+        std::printf("  skipped: needs root to run a process as another user\n");
+        return 0;
+    }
+    constexpr unsigned kNobody = 65534;
+    Job job = make_job("local_socket_other_user", 4, 2, milliseconds(8000));
+    const std::string name = tcp::local_socket_name(job.config(2));
+    RendezvousConfig next = job.config(2);
+    next.round = "check";
+    check.expect(tcp::local_socket_name(next) != name,
+                 "another rendezvous round of the step uses another socket name");
+    Children kids(8);
+    const std::size_t squatter = kids.spawn(
+        "squatter", [name] { return squat_local_socket(name, kNobody, milliseconds(1000)); });
+    std::vector<std::size_t> ranks;
+    for (int r = 0; r < 4; ++r) {
+        ranks.push_back(kids.spawn("rank " + std::to_string(r), [&job, r] {
+            // Rank 0 last, so that node 1's leader is still joining, and not yet accepting its
+            // locals, when the intruder knocks.
+            sleep_ms(r == 2 ? 2000 : r == 0 ? 2500 : 200);
+            return run_rank(job.config(r), 1);
+        }));
+    }
+    const std::size_t intruder = kids.spawn("intruder", [name] {
+        const auto start = Clock::now();
+        if (::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) {
+            return report_error(make_error(Errc::internal, "cannot change user"), start);
+        }
+        sleep_ms(2100);
+        const int fd = connect_abstract(name, milliseconds(3000));
+        if (fd < 0) return report_error(make_error(Errc::io, "cannot connect"), start);
+        auto [got, eof] = read_until_eof(fd, milliseconds(3000));
+        ::close(fd);
+        return Report{got.empty() && eof ? 0 : static_cast<int>(Errc::internal), 0,
+                      std::to_string(got.size()) + " bytes, " + (eof ? "closed" : "kept open")};
+    });
+    check.expect(kids.wait_all(milliseconds(20000)), "no process hangs");
+    for (const std::size_t i : ranks) check.expect_ok(kids, i);
+    check.expect(
+        kids.report(squatter).message.rfind("0 bytes from ", 0) == 0 &&
+            kids.report(squatter).message != "0 bytes from 0 connections",
+        "rank 3 reached the squatter and sent it nothing: " + kids.report(squatter).message);
+    check.expect(
+        kids.report(intruder).code == 0,
+        "the leader closed the foreign client without a byte: " + kids.report(intruder).message);
+    return check.failures;
+}
+
+// Node 1's leader cannot reach rank 0 (it never starts) and gives up at its deadline; then it
+// tells its local rank why. Two strangers wait on its node-local socket meanwhile: one silent,
+// one answering the challenge with a hello of the right step but without the secret. Neither
+// may hear the reason (hosts, ports, what failed): only the peer that proves it is of this step.
+int turn_away_tells_only_the_step() {
+    Checker check{"turn_away_tells_only_the_step"};
+    Job job = make_job("turn_away_tells_only_the_step", 4, 2, milliseconds(2000));
+    const std::string name = tcp::local_socket_name(job.config(2));
+    Children kids(6);
+    kids.spawn("rank 2", [&job] { return run_rank(job.config(2), 1); });
+    const std::size_t local = kids.spawn("rank 3", [&job] {
+        sleep_ms(300);
+        return run_rank(job.config(3), 1);
+    });
+    auto stranger = [&](const std::string& label, bool says_hello) {
+        return kids.spawn(label, [&job, name, says_hello] {
+            const auto start = Clock::now();
+            sleep_ms(200);
+            const int fd = connect_abstract(name, milliseconds(3000));
+            if (fd < 0) return report_error(make_error(Errc::io, "cannot connect"), start);
+            std::string buf;
+            std::string heard;
+            if (says_hello) {
+                auto ch = read_frame(fd, buf, milliseconds(5000));
+                if (ch) heard.assign(ch->second.begin(), ch->second.end());
+                if (ch && ch->first == wire::MsgType::challenge) {
+                    wire::Hello h;
+                    h.rank = 3;
+                    h.world_size = job.world;
+                    h.local_rank = 1;
+                    h.local_world_size = 2;
+                    h.node_rank = 1;
+                    h.step_tag = job.step_tag;
+                    h.host = "stranger";
+                    send_bytes(fd, wire::encode_hello(h));
+                }
+            }
+            auto [rest, eof] = read_until_eof(fd, milliseconds(5000));
+            ::close(fd);
+            heard += buf + rest;
+            if (heard.find("could not join") != std::string::npos) {
+                return report_error(make_error(Errc::internal, "heard the reason"), start);
+            }
+            if (!eof) return report_error(make_error(Errc::timeout, "never closed"), start);
+            return Report{0, 0, std::to_string(heard.size()) + " bytes, no reason"};
+        });
+    };
+    const std::size_t silent = stranger("silent stranger", false);
+    const std::size_t talker = stranger("stranger with a hello", true);
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect_error(kids, local, Errc::timeout,
+                       {"the node leader, rank 2 (node1), could not join", "rank 0 at"});
+    check.expect_under(kids, local, 2.5);
+    check.expect_ok(kids, silent);
+    check.expect_ok(kids, talker);
+    return check.failures;
+}
+
+// Before rank 0 listens, the port answers in garbage: an HTTP error, or a challenge of another
+// protocol version. Nothing of it is proven with the secret, so rank 1 keeps trying and joins
+// the real rank 0 once that starts.
+int garbage_then_root() {
+    Checker check{"garbage_then_root"};
+    Job job = make_job("garbage_then_root", 2, 2, milliseconds(8000));
+    Children kids(4);
+    const std::size_t squatter = kids.spawn(
+        "squatter", [&job] { return squat(job.port, milliseconds(1500), Squat::garbage); });
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        sleep_ms(2000);
+        return run_rank(job.config(0), 1);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_ok(kids, victim);
+    check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
+                 "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    return check.failures;
+}
+
+// The garbage never stops: rank 1 tries to its deadline and then names what it heard.
+int garbage_holds_port() {
+    Checker check{"garbage_holds_port"};
+    Job job = make_job("garbage_holds_port", 2, 2, milliseconds(2500));
+    Children kids(4);
+    kids.spawn("squatter", [&job] { return squat(job.port, milliseconds(4000), Squat::garbage); });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
+    check.expect_error(kids, victim, Errc::protocol,
+                       {"rank 0 at 127.0.0.1:" + std::to_string(job.port),
+                        "does not speak this sddp rendezvous protocol",
+                        "could not prove it holds this step's secret", "kept trying"});
+    check.expect(kids.report(victim).seconds >= 2.0,
+                 "rank 1 kept trying to its deadline (ended after " +
+                     std::to_string(kids.report(victim).seconds) + " s)");
+    return check.failures;
+}
+
+// A squatter accepts every connection and never answers, holding each open for 12 s; it leaves
+// the port after 1.5 s and rank 0 starts at 2 s. One silent connection may cost rank 1 one bounded
+// attempt (5 s), not its 20 s join deadline (without the bound: 13.5 s, when the squatter
+// closes).
+int silent_squatter_then_root() {
+    Checker check{"silent_squatter_then_root"};
+    Job job = make_job("silent_squatter_then_root", 2, 2, milliseconds(20000));
+    Children kids(4);
+    const std::size_t squatter = kids.spawn("squatter", [&job] {
+        return squat(job.port, milliseconds(1500), Squat::silent, milliseconds(12000));
+    });
+    const std::size_t root = kids.spawn("rank 0", [&job] {
+        sleep_ms(2000);
+        return run_rank(job.config(0), 1);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    check.expect(kids.wait_all(milliseconds(30000)), "no process hangs");
+    check.expect_ok(kids, root);
+    check.expect_ok(kids, victim);
+    check.expect(
+        std::atoi(kids.report(squatter).message.c_str()) >= 1,
+        "the squatter held a connection of rank 1 (" + kids.report(squatter).message + ")");
+    // 0.2 s start + one 5 s attempt + the backoff, with room for a loaded machine.
+    check.expect_under(kids, victim, 9.0);
+    return check.failures;
+}
+
 // The squatter never leaves: rank 1 tries to its deadline and then says what it saw.
 int squatter_holds_port() {
     Checker check{"squatter_holds_port"};
@@ -329,10 +594,11 @@ int squatter_holds_port() {
     return check.failures;
 }
 
-// A relay between rank 1 and rank 0 passes the handshake through untouched and flips one byte
-// of the first frame after it (the broadcast rank 0 sends: what carries the NCCL id). Rank 1
-// must refuse the altered frame, not use it.
-Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, milliseconds limit) {
+// A relay between rank 1 and rank 0 flips one byte of what rank 0 sends: by default the last
+// payload byte of frame 3, the first after the handshake (the broadcast that carries the NCCL
+// id); with `welcome_host`, the first byte of the host name in frame 2, the welcome.
+Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, milliseconds limit,
+                       bool welcome_host = false) {
     const int lfd = listen_on(listen_port);
     if (lfd < 0) return Report{static_cast<int>(Errc::io), 0, "relay cannot bind"};
     const auto until = Clock::now() + limit;
@@ -370,7 +636,10 @@ Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, millisec
         };
         if (!flip) {
             if (auto l1 = length_at(0)) {
-                if (auto l2 = length_at(*l1)) {
+                if (welcome_host) {
+                    // Welcome payload: rank (4 bytes), host length (2), host.
+                    if (length_at(*l1)) flip = *l1 + wire::kHeaderSize + 4 + 2;
+                } else if (auto l2 = length_at(*l1)) {
                     if (auto l3 = length_at(*l1 + *l2)) flip = *l1 + *l2 + *l3 - 1;
                 }
             }
@@ -412,6 +681,30 @@ int relay_tampers() {
                  "the relay altered a frame: " + kids.report(relay).message);
     check.expect_error(kids, victim, Errc::protocol, {"bad MAC"});
     check.expect_under(kids, victim, 3.0);
+    return check.failures;
+}
+
+// The relay changes the host name in rank 0's welcome (rank 1 would name that host in every
+// error about its parent). The welcome's proof covers the host: rank 1 must not accept it.
+int relay_renames_host() {
+    Checker check{"relay_renames_host"};
+    Job job = make_job("relay_renames_host", 2, 2, milliseconds(5000));
+    const std::uint16_t relay_port = free_port();
+    Children kids(4);
+    kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
+    const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
+        return tampering_relay(relay_port, job.port, milliseconds(4500), true);
+    });
+    const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
+        sleep_ms(300);
+        RendezvousConfig c = job.config(1);
+        c.master_port = relay_port;
+        return run_rank(c, 1);
+    });
+    check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
+    check.expect(kids.report(relay).message == "flipped",
+                 "the relay altered the welcome: " + kids.report(relay).message);
+    check.expect_error(kids, victim, Errc::auth, {"could not prove it holds this step's secret"});
     return check.failures;
 }
 
@@ -464,21 +757,22 @@ int log_injection() {
     return check.failures;
 }
 
-// Peers from an older release: a server that speaks version 1, and a client that does. Each
-// side fails at once saying "version mismatch", instead of waiting for a timeout.
+// Peers from the previous release (protocol 2, before the leaders' tree): a server that speaks
+// it, and a client that does. Each side is refused naming both versions; the client only at its
+// deadline, since anything on the port could send an old header.
 int version_mismatch() {
     Checker check{"version_mismatch"};
-    Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(6000));
+    Job old_server = make_job("version_mismatch_old_server", 2, 2, milliseconds(2000));
     Job job = make_job("version_mismatch", 2, 2, milliseconds(6000));
     Children kids(6);
-    std::string v1_challenge("SDDP\x01\x01\0\0\0\0\0\x20", 12);
-    v1_challenge += std::string(32, '\0');
-    kids.spawn("old rank 0", [&old_server, v1_challenge] {
+    std::string v2_challenge("SDDP\x02\x01\0\0\0\0\0\x20", 12);
+    v2_challenge += std::string(32, '\0');
+    kids.spawn("old rank 0", [&old_server, v2_challenge] {
         const int lfd = listen_on(old_server.port);
         pollfd p{lfd, POLLIN, 0};
         if (::poll(&p, 1, 3000) > 0) {
             const int fd = ::accept(lfd, nullptr, nullptr);
-            send_all(fd, v1_challenge.data(), v1_challenge.size());
+            send_all(fd, v2_challenge.data(), v2_challenge.size());
             sleep_ms(3000);
             ::close(fd);
         }
@@ -495,8 +789,8 @@ int version_mismatch() {
         const int fd = connect_raw(job.port, milliseconds(3000));
         std::string buf;
         (void)read_frame(fd, buf, milliseconds(2000));
-        const std::string v1_hello("SDDP\x01\x02\0\0\0\0\0\x04xxxx", 16);
-        send_all(fd, v1_hello.data(), v1_hello.size());
+        const std::string v2_hello("SDDP\x02\x02\0\0\0\0\0\x04xxxx", 16);
+        send_all(fd, v2_hello.data(), v2_hello.size());
         auto reply = read_frame(fd, buf, milliseconds(2000));
         ::close(fd);
         if (!reply || reply->first != wire::MsgType::reject) {
@@ -511,9 +805,11 @@ int version_mismatch() {
     });
     check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
     check.expect_error(kids, new_client, Errc::protocol,
-                       {"version mismatch", "version 1, this build speaks 2"});
-    check.expect_under(kids, new_client, 1.5);
-    check.expect_error(kids, old_client, Errc::protocol, {"version mismatch"});
+                       {"peer speaks sddp rendezvous protocol v2, this library v3: all ranks "
+                        "must use the same slurm-ddp version"});
+    check.expect_under(kids, new_client, 3.0);
+    check.expect_error(kids, old_client, Errc::protocol,
+                       {"peer speaks sddp rendezvous protocol v2, this library v3"});
     check.expect_ok(kids, root);
     return check.failures;
 }
@@ -526,7 +822,13 @@ std::vector<Scenario> attack_scenarios() {
         {"dead_leader_locals", dead_leader_locals},
         {"squatter_then_root", squatter_then_root},
         {"squatter_holds_port", squatter_holds_port},
+        {"garbage_then_root", garbage_then_root},
+        {"turn_away_tells_only_the_step", turn_away_tells_only_the_step},
+        {"local_socket_other_user", local_socket_other_user},
+        {"garbage_holds_port", garbage_holds_port},
+        {"silent_squatter_then_root", silent_squatter_then_root},
         {"relay_tampers", relay_tampers},
+        {"relay_renames_host", relay_renames_host},
         {"log_injection", log_injection},
         {"version_mismatch", version_mismatch},
     };

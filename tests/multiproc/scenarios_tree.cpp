@@ -3,6 +3,10 @@
 // collective right, a killed middle leader named by every rank at once, a mismatch deep in the
 // tree still caught. Every "node" is on 127.0.0.1; their leaders differ by port.
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netinet/in.h>
 
 #include <cstdio>
 
@@ -156,6 +160,39 @@ int tree_leader_refused() {
     return check.failures;
 }
 
+// Node 1's leader (rank 2) leads node 3 in the tree, so it listens on its own node's port, which
+// something else holds. Its error names that node, not rank 0, and its local (rank 3) learns the
+// reason from it at once instead of "Connection refused" at its own timeout.
+int tree_leader_port_busy() {
+    Checker check{"tree_leader_port_busy"};
+    Job job = make_tree_job("tree_leader_port_busy", 8, 4, 2, milliseconds(3000));
+    const std::uint16_t busy = job.leader_ports[1];
+    const int squatter = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(busy);
+    const bool held = ::bind(squatter, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+                      ::listen(squatter, 4) == 0;
+    check.expect(held, "the test holds node 1's port");
+    Children kids(static_cast<std::size_t>(job.world));
+    const std::vector<std::size_t> ranks = spawn_tree_job(kids, job, 1, {});
+    check.expect(kids.wait_all(milliseconds(10000)), "no process hangs");
+    ::close(squatter);
+    const std::string port = std::to_string(busy);
+    check.expect_error(kids, ranks[2], Errc::io,
+                       {"node node1 (leader of node 1 in the rendezvous tree, rank 2) cannot "
+                        "listen on TCP port " +
+                            port,
+                        "already in use"});
+    check.expect_under(kids, ranks[2], 2.0);
+    check.expect_error(
+        kids, ranks[3], Errc::io,
+        {"the node leader, rank 2 (node1), could not join", "cannot listen on TCP port " + port});
+    // Well before its own 3 s timeout, where it used to end.
+    check.expect_under(kids, ranks[3], 2.5);
+    return check.failures;
+}
+
 }  // namespace
 
 std::vector<Scenario> tree_scenarios() {
@@ -167,6 +204,7 @@ std::vector<Scenario> tree_scenarios() {
         {"tree_collective_mismatch", tree_collective_mismatch},
         {"tree_middle_never_joins", tree_middle_never_joins},
         {"tree_leader_refused", tree_leader_refused},
+        {"tree_leader_port_busy", tree_leader_port_busy},
     };
 }
 

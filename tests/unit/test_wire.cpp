@@ -11,6 +11,9 @@
 namespace sddp::wire {
 namespace {
 
+// The world size the decoders are given: more than any list in these tests holds.
+constexpr std::uint32_t kWorld = 64;
+
 std::span<const std::uint8_t> payload_of(const Bytes& frame) {
     return std::span<const std::uint8_t>(frame).subspan(kHeaderSize);
 }
@@ -104,11 +107,13 @@ TEST(WireFrame, RejectAndAbortCarryTheirProof) {
 TEST(WireFrame, BadVersionTypeFlags) {
     Bytes f = encode_reject(Reject{"x"});
     Bytes v = f;
-    v[4] = 1;  // the previous release's protocol
+    v[4] = 2;  // the previous release's protocol (before the leaders' tree)
     Result<std::optional<Frame>> rv = decode_frame(v, kMaxFramePayload);
     ASSERT_FALSE(rv.ok());
-    EXPECT_NE(rv.error().message.find("version mismatch"), std::string::npos);
-    EXPECT_NE(rv.error().message.find("version 1, this build speaks 2"), std::string::npos);
+    EXPECT_NE(rv.error().message.find("peer speaks sddp rendezvous protocol v2, this library v3: "
+                                      "all ranks must use the same slurm-ddp version"),
+              std::string::npos)
+        << rv.error().message;
     for (std::uint8_t t : {0, 9, 255}) {
         Bytes b = f;
         b[5] = t;
@@ -167,7 +172,7 @@ TEST(WireMessages, RoundTrips) {
     EXPECT_EQ(w2->mac, w.mac);
 
     EXPECT_EQ(decode_reject(payload_of(encode_reject(Reject{"go away"})))->reason, "go away");
-    EXPECT_EQ(decode_joined(payload_of(encode_joined(Joined{{1, 5, 9}})))->ranks,
+    EXPECT_EQ(decode_joined(payload_of(encode_joined(Joined{{1, 5, 9}})), kWorld)->ranks,
               (std::vector<std::int32_t>{1, 5, 9}));
     Result<Abort> a = decode_abort(payload_of(encode_abort(Abort{8, "rank 3 died"})));
     ASSERT_TRUE(a.ok());
@@ -177,7 +182,7 @@ TEST(WireMessages, RoundTrips) {
     Up up{99, Op::allgather, 0, {{3, {1, 2, 3}}, {4, {}}}};
     Result<Bytes> uf = encode_up(up);
     ASSERT_TRUE(uf.ok());
-    Result<Up> u2 = decode_up(payload_of(*uf));
+    Result<Up> u2 = decode_up(payload_of(*uf), kWorld);
     ASSERT_TRUE(u2.ok());
     EXPECT_EQ(u2->seq, 99u);
     EXPECT_EQ(u2->op, Op::allgather);
@@ -189,14 +194,14 @@ TEST(WireMessages, RoundTrips) {
     Down d{5, Op::broadcast, 2, {Bytes(300, 7)}};
     Result<Bytes> df = encode_down(d);
     ASSERT_TRUE(df.ok());
-    Result<Down> d2 = decode_down(payload_of(*df));
+    Result<Down> d2 = decode_down(payload_of(*df), kWorld);
     ASSERT_TRUE(d2.ok());
     EXPECT_EQ(d2->root, 2);
     EXPECT_EQ(d2->items, d.items);
 
     Result<Bytes> bf = encode_down(Down{6, Op::barrier, 0, {}});
     ASSERT_TRUE(bf.ok());
-    EXPECT_TRUE(decode_down(payload_of(*bf))->items.empty());
+    EXPECT_TRUE(decode_down(payload_of(*bf), kWorld)->items.empty());
 }
 
 TEST(WireMessages, EveryTruncationIsInvalid) {
@@ -228,16 +233,16 @@ TEST(WireMessages, EveryTruncationIsInvalid) {
                     ok = decode_reject(cut).ok();
                     break;
                 case MsgType::joined:
-                    ok = decode_joined(cut).ok();
+                    ok = decode_joined(cut, kWorld).ok();
                     break;
                 case MsgType::abort:
                     ok = decode_abort(cut).ok();
                     break;
                 case MsgType::up:
-                    ok = decode_up(cut).ok();
+                    ok = decode_up(cut, kWorld).ok();
                     break;
                 case MsgType::down:
-                    ok = decode_down(cut).ok();
+                    ok = decode_down(cut, kWorld).ok();
                     break;
             }
             EXPECT_FALSE(ok) << "type " << int(f[5]) << " cut at " << n;
@@ -257,16 +262,40 @@ TEST(WireMessages, TrailingBytesAreInvalid) {
 TEST(WireMessages, ForgedCountsDoNotAllocate) {
     // A joined message claiming 2^32-1 ranks in 4 bytes of payload.
     const Bytes p = {0xff, 0xff, 0xff, 0xff};
-    Result<Joined> j = decode_joined(p);
+    Result<Joined> j = decode_joined(p, kWorld);
     ASSERT_FALSE(j.ok());
     EXPECT_NE(j.error().message.find("more items"), std::string::npos);
     // An up message whose record claims 1 GiB.
     Bytes up = {0, 0, 0, 0,    0, 0, 0, 1, static_cast<std::uint8_t>(Op::allgather),
                 0, 0, 0, 0,    0, 0, 0, 1, 0,
                 0, 0, 0, 0x40, 0, 0, 0};
-    Result<Up> u = decode_up(up);
+    Result<Up> u = decode_up(up, kWorld);
     ASSERT_FALSE(u.ok());
     EXPECT_NE(u.error().message.find("limit"), std::string::npos);
+}
+
+TEST(WireMessages, CountsOverTheWorldSizeAreRefusedBeforeAnyReservation) {
+    // 1000 empty items fit in the 4 KiB payload, but a 4-rank step never has more than 4: the
+    // count is refused, not reserved (a 256 MiB frame of them would reserve 1.5 GiB).
+    Down many{1, Op::allgather, 0, std::vector<Bytes>(1000)};
+    Result<Bytes> df = encode_down(many);
+    ASSERT_TRUE(df.ok());
+    Result<Down> d = decode_down(payload_of(*df), 4);
+    ASSERT_FALSE(d.ok());
+    EXPECT_NE(d.error().message.find("claims 1000 items, more than the world size 4"),
+              std::string::npos)
+        << d.error().message;
+    EXPECT_TRUE(decode_down(payload_of(*df), 1000).ok());
+    Up ups{1, Op::gather, 0, std::vector<RankRecord>(5)};
+    Result<Bytes> uf = encode_up(ups);
+    ASSERT_TRUE(uf.ok());
+    EXPECT_FALSE(decode_up(payload_of(*uf), 4).ok());
+    EXPECT_TRUE(decode_up(payload_of(*uf), 5).ok());
+    const Bytes jf = encode_joined(Joined{{1, 2, 3}});
+    EXPECT_FALSE(decode_joined(payload_of(jf), 2).ok());
+    // What an authenticated peer of a small step may send is bounded by the step too.
+    EXPECT_EQ(max_frame_payload(2), 8 + 1 + 4 + 4 + 2 * (8 + kMaxRecordSize));
+    EXPECT_EQ(max_frame_payload(1 << 20), kMaxFramePayload);
 }
 
 TEST(WireMessages, OversizedStringsAndUnknownOps) {
@@ -277,13 +306,13 @@ TEST(WireMessages, OversizedStringsAndUnknownOps) {
     // Unknown op in a down message.
     Bytes d = *encode_down(Down{1, Op::barrier, 0, {}});
     d[kHeaderSize + 8] = 42;
-    Result<Down> r = decode_down(payload_of(d));
+    Result<Down> r = decode_down(payload_of(d), kWorld);
     ASSERT_FALSE(r.ok());
     EXPECT_NE(r.error().message.find("op"), std::string::npos);
     // The first value past the last op is unknown too; gather (the last) is known.
     d[kHeaderSize + 8] = static_cast<std::uint8_t>(Op::gather) + 1;
-    EXPECT_FALSE(decode_down(payload_of(d)).ok());
-    Result<Up> g = decode_up(payload_of(*encode_up(Up{3, Op::gather, 0, {{1, {7}}}})));
+    EXPECT_FALSE(decode_down(payload_of(d), kWorld).ok());
+    Result<Up> g = decode_up(payload_of(*encode_up(Up{3, Op::gather, 0, {{1, {7}}}})), kWorld);
     ASSERT_TRUE(g.ok());
     EXPECT_EQ(g->op, Op::gather);
     EXPECT_EQ(op_name(Op::gather), "gather");

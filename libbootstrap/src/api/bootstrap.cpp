@@ -171,6 +171,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         }
         RendezvousConfig cfg = rendezvous_config(*h);
         cfg.allow_unauthenticated = s.allow_unauthenticated;
+        cfg.round = env(contract::kRendezvousRoundVar).value_or("");
         if (auto st = add_leader_tree(cfg, *h, env); !st) {
             return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
         }

@@ -41,6 +41,10 @@ inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
 // Fanout k of the TCP rendezvous tree among node leaders (2..4096, default kTreeFanoutDefault):
 // rank 0's node leads, node n's leader joins node (n-1)/k's. Every rank of a step must agree.
 inline constexpr const char* kTreeFanoutVar = "SLURM_DDP_TREE_FANOUT";
+// Names the rendezvous when one step runs several (--ddp=check's before the program's): it goes
+// into the node-local socket's name, so no two rendezvous of a step share one. Empty: the
+// program's own.
+inline constexpr const char* kRendezvousRoundVar = "SLURM_DDP_RENDEZVOUS_ROUND";
 inline constexpr int kTreeFanoutDefault = 16;
 
 // The secret's value for the environment: hex of exactly kSecretBytes bytes (the caller made

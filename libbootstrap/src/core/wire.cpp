@@ -90,16 +90,23 @@ class Reader {
         return b;
     }
     // A count of items that each take at least `min_item` bytes: refused if the payload cannot
-    // hold that many, so a forged count never drives an allocation.
-    std::uint32_t count(std::size_t min_item, const char* field) {
+    // hold that many, or if it is more than the step can have (`max_items`, its world size), so
+    // a forged count never drives an allocation. The payload check alone is not enough: a
+    // 256 MiB frame of 4-byte items would reserve 64 Mi vector entries (1.5 GiB).
+    std::uint32_t count(std::size_t min_item, std::uint32_t max_items, const char* field) {
         const std::uint32_t n = u32(field);
         if (ok() && static_cast<std::uint64_t>(n) * min_item > remaining()) {
             fail(field, "claims more items than the message holds");
             return 0;
         }
+        if (ok() && n > max_items) {
+            fail(field, "claims " + std::to_string(n) + " items, more than the world size " +
+                            std::to_string(max_items));
+            return 0;
+        }
         return n;
     }
-    void fail(const char* field, const char* why) {
+    void fail(const char* field, const std::string& why) {
         if (error_.empty()) error_ = std::string(msg_) + " message: " + field + " " + why;
     }
     // The whole payload must be consumed: trailing bytes mean the peer speaks something else.
@@ -159,13 +166,13 @@ void write_collective_prefix(Writer& w, const M& m, std::size_t count) {
 
 template <typename M>
 std::uint32_t read_collective_prefix(Reader& r, M& m, std::size_t min_entry_size,
-                                     const char* count_name) {
+                                     std::uint32_t max_items, const char* count_name) {
     m.seq = r.u64("sequence");
     const std::uint8_t op = r.u8("op");
     m.root = r.i32("root");
     if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
     m.op = static_cast<Op>(op);
-    return r.count(min_entry_size, count_name);
+    return r.count(min_entry_size, max_items, count_name);
 }
 
 Status check_record_size(std::size_t size) {
@@ -217,9 +224,9 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("not an sddp rendezvous message (bad magic)");
     }
     if (buf.size() > 4 && buf[4] != kVersion) {
-        return invalid("version mismatch: the peer speaks rendezvous protocol version " +
-                       std::to_string(buf[4]) + ", this build speaks " + std::to_string(kVersion) +
-                       "; run the same slurm-ddp release on every node of the job");
+        return invalid("peer speaks sddp rendezvous protocol v" + std::to_string(buf[4]) +
+                       ", this library v" + std::to_string(kVersion) +
+                       ": all ranks must use the same slurm-ddp version");
     }
     if (buf.size() > 5 && !known_type(buf[5])) {
         return invalid("unknown message type " + std::to_string(buf[5]));
@@ -329,6 +336,12 @@ Result<Bytes> encode_down(const Down& m) {
     return std::move(w).finish();
 }
 
+std::uint32_t max_frame_payload(int world_size) {
+    const std::uint64_t world = static_cast<std::uint64_t>(std::max(world_size, 1));
+    const std::uint64_t need = kCollectivePrefixSize + world * (8 + std::uint64_t{kMaxRecordSize});
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(need, kMaxFramePayload));
+}
+
 Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload) {
     Reader r(payload, "challenge");
     Challenge m;
@@ -372,10 +385,10 @@ Result<Reject> decode_reject(std::span<const std::uint8_t> payload) {
     return m;
 }
 
-Result<Joined> decode_joined(std::span<const std::uint8_t> payload) {
+Result<Joined> decode_joined(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
     Reader r(payload, "joined");
     Joined m;
-    const std::uint32_t n = r.count(4, "rank count");
+    const std::uint32_t n = r.count(4, max_items, "rank count");
     m.ranks.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) m.ranks.push_back(r.i32("rank"));
     SDDP_CHECK(r.finish());
@@ -392,10 +405,10 @@ Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
     return m;
 }
 
-Result<Up> decode_up(std::span<const std::uint8_t> payload) {
+Result<Up> decode_up(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
     Reader r(payload, "up");
     Up m;
-    const std::uint32_t n = read_collective_prefix(r, m, 8, "record count");
+    const std::uint32_t n = read_collective_prefix(r, m, 8, max_items, "record count");
     m.records.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
         RankRecord rec;
@@ -407,10 +420,10 @@ Result<Up> decode_up(std::span<const std::uint8_t> payload) {
     return m;
 }
 
-Result<Down> decode_down(std::span<const std::uint8_t> payload) {
+Result<Down> decode_down(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
     Reader r(payload, "down");
     Down m;
-    const std::uint32_t n = read_collective_prefix(r, m, 4, "item count");
+    const std::uint32_t n = read_collective_prefix(r, m, 4, max_items, "item count");
     m.items.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i)
         m.items.push_back(r.blob(kMaxRecordSize, "item"));

@@ -4,8 +4,12 @@
 // Every message is one frame: a 12-byte header followed by `length` payload bytes.
 //
 //   offset 0  magic   "SDDP"        rejects port scanners and stray protocols at byte 1
-//          4  version 2             a peer from a different release is refused ("version
-//                                   mismatch"), not misread
+//          4  version 3             a peer from a different release is refused by name ("peer
+//                                   speaks sddp rendezvous protocol v2, this library v3"), not
+//                                   misread. Bump it with every change a peer of the previous
+//                                   release would misread: 3 added the leaders' tree (joined
+//                                   lists from child leaders, the empty "subtree joined") and
+//                                   the host in the welcome's proof
 //          5  type    MsgType
 //          6  flags   0             reserved; non-zero is invalid so it can be used later
 //          8  length  u32 BE        payload bytes; checked against a cap before anything waits
@@ -33,7 +37,7 @@ namespace sddp {
 namespace wire {
 
 inline constexpr std::array<std::uint8_t, 4> kMagic = {'S', 'D', 'D', 'P'};
-inline constexpr std::uint8_t kVersion = 2;
+inline constexpr std::uint8_t kVersion = 3;
 inline constexpr std::size_t kHeaderSize = 12;
 inline constexpr std::size_t kNonceSize = 32;
 inline constexpr std::size_t kMacSize = 32;
@@ -119,8 +123,8 @@ struct Joined {
 struct Abort {
     std::uint32_t code = 0;  // an sddp::Errc value
     std::string reason;
-    // Only for an abort sent instead of a challenge (a node leader turning its locals away):
-    // proof that the sender holds the secret. After the handshake the session MAC covers it.
+    // Unused (zero) since protocol 3: an abort is trusted only after the handshake, where the
+    // session MAC covers it.
     Mac mac{};
 };
 
@@ -155,15 +159,21 @@ Bytes encode_abort(const Abort& m);
 Result<Bytes> encode_up(const Up& m);
 Result<Bytes> encode_down(const Down& m);
 
-// Payload decoders: the payload is complete, so a short one is invalid (Errc::protocol).
+// Payload decoders: the payload is complete, so a short one is invalid (Errc::protocol). Those
+// with a list take `max_items`, the step's world size: no list can be longer, and a count over
+// it is refused before anything is reserved for it.
 Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload);
 Result<Hello> decode_hello(std::span<const std::uint8_t> payload);
 Result<Welcome> decode_welcome(std::span<const std::uint8_t> payload);
 Result<Reject> decode_reject(std::span<const std::uint8_t> payload);
-Result<Joined> decode_joined(std::span<const std::uint8_t> payload);
+Result<Joined> decode_joined(std::span<const std::uint8_t> payload, std::uint32_t max_items);
 Result<Abort> decode_abort(std::span<const std::uint8_t> payload);
-Result<Up> decode_up(std::span<const std::uint8_t> payload);
-Result<Down> decode_down(std::span<const std::uint8_t> payload);
+Result<Up> decode_up(std::span<const std::uint8_t> payload, std::uint32_t max_items);
+Result<Down> decode_down(std::span<const std::uint8_t> payload, std::uint32_t max_items);
+
+// The largest frame an authenticated peer of a `world_size`-rank step can need: an allgather
+// result of world_size full records (never more than kMaxFramePayload).
+std::uint32_t max_frame_payload(int world_size);
 
 }  // namespace wire
 }  // namespace sddp

@@ -49,7 +49,8 @@ wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonc
 
 wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
-                       std::int32_t client_rank, std::int32_t server_rank) {
+                       std::int32_t client_rank, std::int32_t server_rank,
+                       const std::string& server_host) {
     HmacSha256 h(secret);
     h.update("sddp-v1 server");
     put_str(h, step_tag);
@@ -57,6 +58,7 @@ wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
     h.update(server_nonce);
     put_u32(h, static_cast<std::uint32_t>(client_rank));
     put_u32(h, static_cast<std::uint32_t>(server_rank));
+    put_str(h, server_host);
     return h.finish();
 }
 
@@ -68,16 +70,6 @@ wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
     put_str(h, step_tag);
     h.update(client_nonce);
     h.update(server_nonce);
-    put_str(h, reason);
-    return h.finish();
-}
-
-wire::Mac early_abort_proof(const std::string& secret, const std::string& step_tag,
-                            std::uint32_t code, const std::string& reason) {
-    HmacSha256 h(secret);
-    h.update("sddp-v2 early abort");
-    put_str(h, step_tag);
-    put_u32(h, code);
     put_str(h, reason);
     return h.finish();
 }
@@ -99,6 +91,8 @@ std::string local_socket_name(const RendezvousConfig& cfg) {
     h.update(std::string_view("\0", 1));
     h.update(sha256(cfg.secret));
     h.update(std::to_string(cfg.master_port) + "/" + std::to_string(cfg.node_rank));
+    h.update(std::string_view("\0", 1));
+    h.update(cfg.round);
     const Digest d = h.finish();
     return "sddp-" + to_hex(std::span<const std::uint8_t>(d.data(), 16));
 }

@@ -8,14 +8,15 @@
 //                          rank | world_size | local_rank | local_world_size | node_rank | host)
 //   server -> client  welcome: server rank and host,
 //                     HMAC(secret, "sddp-v1 server" | step_tag | client_nonce | server_nonce |
-//                          client rank | server rank)
+//                          client rank | server rank | server host)
 //   server -> client  or reject: reason,
 //                     HMAC(secret, "sddp-v2 reject" | step_tag | client_nonce | server_nonce |
 //                          reason)
 // Both nonces are fresh per connection, so a recorded hello or welcome cannot be replayed, and
 // the distinct labels keep one side's proof from being reflected as the other's. A client acts on
-// a reject (or an abort in place of the challenge) only when its proof verifies: anything else
-// may come from a process squatting on the port, and the client keeps trying to the deadline.
+// a reject only when its proof verifies, and on an abort only after the welcome (sealed):
+// anything else may come from a process squatting on the port, and the client keeps trying to
+// the deadline.
 //
 // After the welcome every frame, both ways, is followed by
 //   HMAC(session key, direction | sequence number | SHA-256(frame))
@@ -38,23 +39,22 @@ Result<wire::Nonce> make_nonce();
 wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonce,
                        const wire::Hello& hello);
 
+// `server_host` as the welcome carries it: the client names its parent by it in every error, so
+// a relay must not be able to change it.
 wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
-                       std::int32_t client_rank, std::int32_t server_rank);
+                       std::int32_t client_rank, std::int32_t server_rank,
+                       const std::string& server_host);
 
 // Name of a node leader's abstract Unix socket. Derived from the step tag, a hash of the
-// secret, the master port and the node rank, so concurrent steps (and, in tests, several
-// "nodes" on one host) never collide and outsiders cannot predict it to squat on it.
+// secret, the master port, the node rank and the rendezvous round, so concurrent steps (and, in
+// tests, several "nodes" on one host) never collide and outsiders cannot predict it to squat on
+// it. Both ends also check who is at the other end (foreign_local_peer in tcp_socket.hpp).
 std::string local_socket_name(const RendezvousConfig& cfg);
 
 wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        const std::string& reason);
-
-// An abort sent in place of the challenge has no client nonce to bind to; it is bound to the
-// step instead (a replay can only repeat this step's own, true, news).
-wire::Mac early_abort_proof(const std::string& secret, const std::string& step_tag,
-                            std::uint32_t code, const std::string& reason);
 
 wire::Mac session_key(const std::string& secret, const std::string& step_tag,
                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce);

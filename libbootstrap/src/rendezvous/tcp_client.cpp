@@ -19,15 +19,32 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// One connect and handshake may take this long before the client drops it and tries again. A
+// real parent sends its challenge as soon as it accepts and answers a hello within one turn of
+// its loop (milliseconds, a second or two in a join storm); it drops a client that stays silent
+// after 5 s (its handshake deadline). A peer that accepts and then says nothing (a squatter,
+// a hung process) therefore costs one attempt, not the whole join deadline.
+constexpr Clock::duration kAttemptLimit = std::chrono::seconds(5);
+
 // Why one attempt ended: `retry` means try again after a pause; otherwise `error` is final.
 struct Attempt {
     bool retry = false;
     std::string why;  // for the final timeout message when retries run out
     std::optional<Error> error;
     std::optional<ParentLink> link;
-    // A reject or abort whose proof did not verify: retried, and quoted if time runs out.
-    std::optional<std::string> untrusted;
+    // What the peer answered without proving it holds the secret (a reject, an abort, a welcome
+    // with a wrong proof, bytes that are not this protocol): anyone on the port could send it,
+    // so it is retried, and reported (its code, "<parent> <message>") if time runs out.
+    std::optional<Error> unproven;
 };
+
+Attempt unproven(Errc code, std::string heard) {
+    Attempt a;
+    a.retry = true;
+    a.why = heard;
+    a.unproven = make_error(code, std::move(heard));
+    return a;
+}
 
 // Waits for one whole frame from a handshake peer. EOF returns nullopt with *eof set.
 Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point deadline, bool* eof) {
@@ -68,54 +85,43 @@ bool retryable_connect_error(int err) {
 
 Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
                   const std::string& host, Clock::time_point deadline) {
+    const auto attempt_start = Clock::now();
     Attempt a;
     bool eof = false;
     Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof);
     if (!ch.ok()) {
-        a.error = make_error(Errc::protocol, target.description +
-                                                 " does not speak the sddp "
-                                                 "rendezvous protocol (" +
-                                                 ch.error().message + "); is MASTER_PORT right?");
-        return a;
+        return unproven(Errc::protocol, "does not speak this sddp rendezvous protocol (" +
+                                            ch.error().message + ")");
     }
     if (!*ch) {
         // Closed before the challenge: the server shed load or is restarting. Try again.
         a.retry = true;
-        a.why = eof ? "connection closed before the challenge" : "no challenge received";
+        a.why = eof ? "connection closed before the challenge"
+                    : "accepted the connection but sent no challenge in " +
+                          std::to_string(
+                              std::chrono::duration_cast<milliseconds>(Clock::now() - attempt_start)
+                                  .count()) +
+                          " ms";
         return a;
     }
     const std::string tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     if ((*ch)->type == wire::MsgType::abort) {
-        // Our parent gave up before serving us (a node leader rank 0 refused): its reason is
-        // final, once it proves it comes from a holder of the secret.
+        // A parent that gives up before serving us tells us why only after the handshake
+        // (sealed); an abort in place of the challenge comes from someone else on the port.
         Result<wire::Abort> ab = wire::decode_abort((*ch)->payload());
-        if (!ab.ok() || !constant_time_equal(
-                            early_abort_proof(cfg.secret, tag, ab->code, ab->reason), ab->mac)) {
-            a.retry = true;
-            a.untrusted = "an abort it could not authenticate" +
-                          (ab.ok() ? ": " + wire::printable(ab->reason, 200) : std::string());
-            a.why = *a.untrusted;
-            return a;
-        }
-        const bool known = ab.ok() && ab->code >= static_cast<std::uint32_t>(Errc::invalid_input) &&
-                           ab->code <= static_cast<std::uint32_t>(Errc::internal);
-        a.error = make_error(known ? static_cast<Errc>(ab->code) : Errc::peer_lost,
-                             "rank " + std::to_string(cfg.rank) + " cannot join " +
-                                 target.description + ": " +
-                                 (ab.ok() ? wire::printable(ab->reason, wire::kMaxReasonSize)
-                                          : std::string("it gave up")));
-        return a;
+        return unproven(
+            Errc::auth,
+            "sent an abort (" +
+                (ab.ok() ? wire::printable(ab->reason, 200) : std::string("unreadable")) + ")");
     }
     if ((*ch)->type != wire::MsgType::challenge) {
-        a.error = make_error(Errc::protocol, target.description +
-                                                 " sent an unexpected first "
-                                                 "message");
-        return a;
+        return unproven(Errc::protocol, "sent an unexpected first message (type " +
+                                            std::to_string(static_cast<int>((*ch)->type)) + ")");
     }
     Result<wire::Challenge> challenge = wire::decode_challenge((*ch)->payload());
     if (!challenge.ok()) {
-        a.error = make_error(Errc::protocol, target.description + ": " + challenge.error().message);
-        return a;
+        return unproven(Errc::protocol,
+                        "sent an invalid challenge (" + challenge.error().message + ")");
     }
     Result<wire::Nonce> nonce = make_nonce();
     if (!nonce.ok()) {
@@ -143,8 +149,10 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     eof = false;
     Result<std::optional<OwnedFrame>> reply = read_frame(conn, deadline, &eof);
     if (!reply.ok()) {
-        a.error = make_error(Errc::protocol, target.description + ": " + reply.error().message);
-        return a;
+        return unproven(Errc::protocol,
+                        "answered the hello with something that is not this sddp "
+                        "rendezvous protocol (" +
+                            reply.error().message + ")");
     }
     if (!*reply) {
         a.retry = true;
@@ -156,11 +164,11 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         if (!rej.ok() || !constant_time_equal(reject_proof(cfg.secret, tag, hello.client_nonce,
                                                            challenge->server_nonce, rej->reason),
                                               rej->mac)) {
-            a.retry = true;
-            a.untrusted = rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
-                                   : std::string("an unreadable refusal");
-            a.why = "refused without proof of the secret: " + *a.untrusted;
-            return a;
+            return unproven(Errc::auth,
+                            "refused rank " + std::to_string(cfg.rank) + " (" +
+                                (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
+                                          : std::string("an unreadable refusal")) +
+                                ")");
         }
         a.error = make_error(
             Errc::auth, target.description + " refused rank " + std::to_string(cfg.rank) + ": " +
@@ -169,24 +177,19 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         return a;
     }
     if ((*reply)->type != wire::MsgType::welcome) {
-        a.error = make_error(Errc::protocol, target.description +
-                                                 " answered the hello with an "
-                                                 "unexpected message");
-        return a;
+        return unproven(Errc::protocol, "answered the hello with an unexpected message (type " +
+                                            std::to_string(static_cast<int>((*reply)->type)) + ")");
     }
     Result<wire::Welcome> welcome = wire::decode_welcome((*reply)->payload());
     if (!welcome.ok()) {
-        a.error = make_error(Errc::protocol, target.description + ": " + welcome.error().message);
-        return a;
+        return unproven(Errc::protocol,
+                        "sent an invalid welcome (" + welcome.error().message + ")");
     }
     const wire::Mac expect =
         server_proof(cfg.secret, cfg.step_tag.substr(0, wire::kMaxTagSize), hello.client_nonce,
-                     challenge->server_nonce, cfg.rank, welcome->rank);
+                     challenge->server_nonce, cfg.rank, welcome->rank, welcome->host);
     if (!constant_time_equal(expect, welcome->mac)) {
-        a.error = make_error(Errc::auth, target.description +
-                                             " could not prove it holds this step's secret: the "
-                                             "process there is not this job's rendezvous server");
-        return a;
+        return unproven(Errc::auth, "welcomed rank " + std::to_string(cfg.rank));
     }
     conn.seal(session_key(cfg.secret, tag, hello.client_nonce, challenge->server_nonce), true);
     ParentLink link;
@@ -214,7 +217,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     // tells its waiting locals why. So once a connect to it has succeeded, a refused one means
     // the listener is gone with its process: say so now rather than retry to the timeout.
     bool reached_leader = false;
-    std::optional<std::string> untrusted;
+    std::optional<Error> unproven_answer;
     if (!target.local) {
         const auto wait = join_delay(target.pace_index, accept_backlog());
         if (wait.count() > 0) {
@@ -237,9 +240,9 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             }
         }
         for (const SocketAddress& to : addrs) {
-            // One attempt may not eat the whole budget: a dropped SYN must leave time to retry.
-            const auto attempt_deadline =
-                std::min(deadline, Clock::now() + std::chrono::seconds(5));
+            // One attempt may not eat the whole budget: a dropped SYN or a silent peer must
+            // leave time to retry.
+            const auto attempt_deadline = std::min(deadline, Clock::now() + kAttemptLimit);
             ConnectOutcome c = connect_until(to, attempt_deadline);
             if (!c.fd.valid() && target.local && reached_leader && c.err == ECONNREFUSED) {
                 return make_error(Errc::peer_lost,
@@ -256,15 +259,28 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 }
                 continue;
             }
+            if (target.local) {
+                // Before any byte goes out: the node leader runs as our user, and a hello sent
+                // to anyone else would hand them this rank's identity and a proof to relay.
+                if (std::optional<std::string> foreign = foreign_local_peer(c.fd.get())) {
+                    Attempt a = unproven(Errc::auth,
+                                         "is held by another user's process, not the "
+                                         "node leader: " +
+                                             *foreign);
+                    unproven_answer = a.unproven;
+                    last_why = a.why;
+                    continue;
+                }
+            }
             reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
-            Attempt a = handshake(conn, target, cfg, host, deadline);
+            Attempt a = handshake(conn, target, cfg, host, attempt_deadline);
             if (a.error) return std::move(*a.error);
             if (a.link) {
                 a.link->conn = std::make_unique<Connection>(std::move(conn));
                 return std::move(*a.link);
             }
-            if (a.untrusted) untrusted = a.untrusted;
+            if (a.unproven) unproven_answer = a.unproven;
             last_why = a.why;
         }
         const auto now = Clock::now();
@@ -284,17 +300,16 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     const double waited = std::chrono::duration<double>(Clock::now() - start).count();
     char secs[32];
     (void)std::snprintf(secs, sizeof secs, "%.1f", waited);
-    if (untrusted) {
+    if (unproven_answer) {
         return make_error(
-            Errc::auth,
-            "rank " + std::to_string(cfg.rank) + ": " + target.description + " refused rank " +
-                std::to_string(cfg.rank) + " (" + *untrusted +
-                ") but could not prove it holds this step's secret, so the refusal was not "
-                "trusted and rank " +
-                std::to_string(cfg.rank) + " kept trying for " + secs +
+            unproven_answer->code,
+            "rank " + std::to_string(cfg.rank) + ": " + target.description + " " +
+                unproven_answer->message +
+                " but could not prove it holds this step's secret, so rank " +
+                std::to_string(cfg.rank) + " did not act on it and kept trying for " + secs +
                 " s. Something else holds the port (another process listening on the master "
                 "port), or rank 0 runs with a different " +
-                std::string(contract::kSecretVar) + " than this rank");
+                std::string(contract::kSecretVar) + " or slurm-ddp version than this rank");
     }
     return make_error(Errc::timeout,
                       "rank " + std::to_string(cfg.rank) + " could not reach " +

@@ -28,9 +28,11 @@ struct ParentLink {
 };
 
 // Connects with exponential backoff and jitter until `deadline` (nobody listening yet is
-// normal while rank 0 starts), then runs the handshake. A refusal by the parent (wrong secret,
-// wrong step, duplicate rank...) and a parent that cannot prove the secret are final: retrying
-// would not change the answer.
+// normal while rank 0 starts), then runs the handshake, each attempt bounded by a few seconds.
+// Only a refusal or abort proven with the step's secret is final (wrong step, duplicate
+// rank...): anything else a peer answers (garbage, another protocol version, an unproven
+// refusal or welcome) may come from whatever holds the port before rank 0 listens, so it costs
+// a retry, and is reported when the deadline passes.
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
                                const std::string& host, Clock::time_point deadline);
 

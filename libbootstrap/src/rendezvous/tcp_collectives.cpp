@@ -82,7 +82,8 @@ Status Node::gather_up(std::uint64_t seq, wire::Op op, int root,
         }
         const OwnedFrame f = std::move(c.inbox.front());
         c.inbox.pop_front();
-        Result<wire::Up> up = wire::decode_up(f.payload());
+        Result<wire::Up> up =
+            wire::decode_up(f.payload(), static_cast<std::uint32_t>(cfg_.world_size));
         if (!up.ok()) {
             return fail(
                 make_error(Errc::protocol, self_ + ": " + describe(c) + ": " + up.error().message),
@@ -229,7 +230,8 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
         }
     } else if (op != wire::Op::gather) {
         SDDP_TRY(frame, wait_down(seq, op, deadline));
-        Result<wire::Down> down = wire::decode_down(frame.payload());
+        Result<wire::Down> down =
+            wire::decode_down(frame.payload(), static_cast<std::uint32_t>(cfg_.world_size));
         if (!down.ok()) {
             return fail(make_error(Errc::protocol,
                                    self_ + ": " + describe(*parent_) + ": " + down.error().message),

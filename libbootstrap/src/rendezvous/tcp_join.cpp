@@ -38,7 +38,10 @@ Status Node::run_join() {
     const auto start = Clock::now();
     const auto deadline = deadline_from(start);
     if (cfg_.world_size == 1) return ok_status();
-    SDDP_CHECK(start_listening());
+    if (Status listening = start_listening(); !listening.ok()) {
+        if (serves_locals_) turn_away_locals(listening.error(), deadline);
+        return listening;
+    }
     if (is_root_ || serves_locals_ || !tree_children_.empty()) {
         join_.emplace(is_root_, cfg_.world_size, serves_locals_ ? cfg_.local_world_size : 1,
                       cfg_.rank, cfg_.node_rank, tree_children_);
@@ -102,34 +105,35 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // report only that they could not reach it. They start with the leader, so they are in the
     // backlog already or about to be: a short, bounded wait catches them.
     if (!local_listener_.valid() && !tcp_listener_.valid()) return;
-    wire::Abort abort{static_cast<std::uint32_t>(why.code),
-                      ("the node leader, " + self_ + ", could not join: " + why.message)
-                          .substr(0, wire::kMaxReasonSize),
-                      {}};
-    abort.mac = early_abort_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
-                                  abort.code, abort.reason);
-    const Bytes frame = wire::encode_abort(abort);
+    // The reason names hosts, ports and what went wrong: it goes only to peers that prove they
+    // belong to this step, through the usual handshake (see on_hello); anyone else who connects
+    // meanwhile is closed without a word. The child leaders of the tree are told the same way,
+    // and their own fail() passes the reason on to their subtrees.
+    turning_away_ =
+        make_error(why.code, "the node leader, " + self_ + ", could not join: " + why.message);
     // A leader that gave up at its own deadline still has the locals' slack (they time out
     // margin_/2 after it, see deadline_from) to tell them why.
     const auto until = std::min(deadline + margin_ / 2, Clock::now() + std::chrono::seconds(1));
-    // The child leaders of the tree are told the same way: the early abort's proof is the same
-    // over TCP, and their own fail() passes the reason on to their subtrees.
     const int expected = (local_listener_.valid() ? cfg_.local_world_size - 1 : 0) +
                          (tcp_listener_.valid() ? static_cast<int>(tree_children_.size()) : 0);
-    int told = 0;
-    while (told < expected && Clock::now() < until) {
-        pollfd p[2] = {{local_listener_.get(), POLLIN, 0}, {tcp_listener_.get(), POLLIN, 0}};
-        if (::poll(p, 2, poll_timeout_ms(until)) <= 0) continue;
-        for (const pollfd& q : p) {
-            if (q.fd < 0 || !(q.revents & POLLIN)) continue;
-            const int fd = ::accept4(q.fd, nullptr, nullptr, SOCK_CLOEXEC);
-            if (fd < 0) continue;
-            // A few hundred bytes into an empty socket buffer: one send, never blocks.
-            (void)::send(fd, frame.data(), frame.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-            ::close(fd);
-            ++told;
-        }
-    }
+    while (turned_away_ < expected && Clock::now() < until && !failed_) pump(until);
+    // Give the aborts a bounded moment to leave before the sockets close.
+    while (out_armed_ > 0 && Clock::now() < until && !failed_) pump(until);
+}
+
+void Node::tell_why_and_close(Link& link, const wire::Hello& h) {
+    admission_->leave(link.id);
+    link.kind = Kind::child;  // out of the handshake table; never one of children_
+    link.rank = h.rank;
+    link.host = wire::printable(h.host, wire::kMaxHostSize);
+    // Welcomed first, so the abort travels sealed: the peer trusts it, and it keeps its code.
+    welcome(link, h);
+    send_to(link, std::make_shared<const Bytes>(wire::encode_abort(
+                      wire::Abort{static_cast<std::uint32_t>(turning_away_->code),
+                                  turning_away_->message.substr(0, wire::kMaxReasonSize),
+                                  {}})));
+    link.conn.shutdown_write();
+    ++turned_away_;
 }
 
 bool Node::join_complete() const {
@@ -254,6 +258,17 @@ void Node::accept_from(bool local) {
 }
 
 void Node::admit(Fd fd, bool local) {
+    if (local) {
+        // Not even a challenge for another user's process: it found the socket's name in
+        // /proc/net/unix, and this step's ranks all run as our user.
+        if (std::optional<std::string> foreign = foreign_local_peer(fd.get())) {
+            if (refusals_++ < kRefusalsLoggedInFull || refusals_ % 1000 == 0) {
+                log(self_ +
+                    ": closed a connection on the node-local socket without a word: " + *foreign);
+            }
+            return;
+        }
+    }
     Result<wire::Nonce> nonce = make_nonce();
     if (!nonce.ok()) {
         log(self_ + ": " + nonce.error().message);
@@ -301,6 +316,10 @@ void Node::report_drop(const std::string& address, const char* why) {
 }
 
 void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello* hello) {
+    if (turning_away_) {
+        remove_link(link.id);  // see turn_away_locals: only this step's peers hear anything
+        return;
+    }
     const std::string reason = full_reason.substr(0, wire::kMaxReasonSize);
     if (refusals_++ < kRefusalsLoggedInFull || refusals_ % 1000 == 0) {
         log(self_ + ": refused a connection from " + link.conn.addr() + ": " + reason +
@@ -317,6 +336,11 @@ void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello*
     link.conn.flush();
     link.conn.shutdown_write();
     remove_link(link.id);
+}
+
+bool Node::proves_step(const Link& link, const wire::Hello& h) const {
+    return h.step_tag == cfg_.step_tag.substr(0, wire::kMaxTagSize) &&
+           constant_time_equal(client_proof(cfg_.secret, link.server_nonce, h), h.mac);
 }
 
 std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello& h) const {
@@ -353,12 +377,32 @@ bool Node::on_hello(Link& link, const OwnedFrame& frame) {
         refuse(link, hello.error().message);
         return false;
     }
+    if (turning_away_) {
+        if (!proves_step(link, *hello)) {
+            remove_link(link.id);  // not this step's: it learns nothing
+            return false;
+        }
+        tell_why_and_close(link, *hello);
+        return false;
+    }
     if (std::optional<std::string> why = check_hello(link, *hello)) {
         refuse(link, *why, &*hello);
         return false;
     }
     accept_child(link, *hello);
     return !failed_;
+}
+
+void Node::welcome(Link& link, const wire::Hello& h) {
+    wire::Welcome w;
+    w.rank = cfg_.rank;
+    w.host = host_.substr(0, wire::kMaxHostSize);  // what encode_welcome sends: what is proven
+    w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
+                         link.server_nonce, h.rank, cfg_.rank, w.host);
+    send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
+    link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+                               h.client_nonce, link.server_nonce),
+                   false);
 }
 
 void Node::accept_child(Link& link, const wire::Hello& h) {
@@ -370,15 +414,7 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
     link.node_rank = h.node_rank;
     link.host = wire::printable(h.host, wire::kMaxHostSize);
     children_.push_back(&link);
-    wire::Welcome w;
-    w.rank = cfg_.rank;
-    w.host = host_;
-    w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
-                         link.server_nonce, h.rank, cfg_.rank);
-    send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
-    link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
-                               h.client_nonce, link.server_nonce),
-                   false);
+    welcome(link, h);
     if (link.via_local) {
         join_->add_local(link.id, h.rank, h.local_rank);
     } else {
@@ -392,7 +428,8 @@ void Node::accept_child(Link& link, const wire::Hello& h) {
 }
 
 void Node::on_joined(Link& link, const OwnedFrame& frame) {
-    Result<wire::Joined> joined = wire::decode_joined(frame.payload());
+    Result<wire::Joined> joined =
+        wire::decode_joined(frame.payload(), static_cast<std::uint32_t>(cfg_.world_size));
     if (!joined.ok()) {
         fail(make_error(Errc::protocol,
                         self_ + ": " + describe(link) + ": " + joined.error().message),

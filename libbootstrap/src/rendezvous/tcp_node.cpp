@@ -156,15 +156,29 @@ Status Node::start_listening() {
         SDDP_TRY(fd, listen_abstract(local_socket_name(cfg_)));
         local_listener_ = std::move(fd);
     }
+    // A tree leader listens on its own node, where the port may be busy though rank 0's was
+    // free: the error names this node, and the local listener stays up so that run_join can
+    // tell the node's other ranks why at once.
+    std::optional<Error> tcp_failed;
     if (need_tcp) {
-        SDDP_TRY(fd, listen_tcp(tree_ ? cfg_.leaders[static_cast<std::size_t>(cfg_.node_rank)].port
-                                      : cfg_.master_port));
-        tcp_listener_ = std::move(fd);
+        const std::string who =
+            is_root_ ? std::string("rank 0")
+                     : "node " + host_ + " (leader of node " + std::to_string(cfg_.node_rank) +
+                           " in the rendezvous tree, rank " + std::to_string(cfg_.rank) + ")";
+        Result<Fd> fd = listen_tcp(
+            tree_ ? cfg_.leaders[static_cast<std::size_t>(cfg_.node_rank)].port : cfg_.master_port,
+            who);
+        if (fd.ok()) {
+            tcp_listener_ = std::move(*fd);
+        } else {
+            tcp_failed = fd.error();
+        }
     }
     SDDP_CHECK(arm_listeners());
     if (tcp_listener_.valid() || local_listener_.valid()) {
         spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     }
+    if (tcp_failed) return *tcp_failed;
     return ok_status();
 }
 
@@ -298,7 +312,7 @@ void Node::on_link_event(Link& link, std::uint32_t events) {
     if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         const std::size_t cap = link.kind == Kind::pending
                                     ? wire::kHeaderSize + wire::kMaxHandshakePayload
-                                    : wire::kHeaderSize + wire::kMaxFramePayload;
+                                    : wire::kHeaderSize + wire::max_frame_payload(cfg_.world_size);
         link.conn.read_available(cap);
     }
     if (events & (EPOLLOUT | EPOLLERR)) link.conn.flush();
@@ -323,8 +337,8 @@ void Node::on_link_event(Link& link, std::uint32_t events) {
 bool Node::process_frames(Link& link) {
     while (!failed_) {
         const bool pending = link.kind == Kind::pending;
-        Result<std::optional<OwnedFrame>> next =
-            link.conn.next_frame(pending ? wire::kMaxHandshakePayload : wire::kMaxFramePayload);
+        Result<std::optional<OwnedFrame>> next = link.conn.next_frame(
+            pending ? wire::kMaxHandshakePayload : wire::max_frame_payload(cfg_.world_size));
         if (!next.ok()) {
             if (pending) {
                 refuse(link, next.error().message);

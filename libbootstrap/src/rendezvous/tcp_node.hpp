@@ -103,6 +103,9 @@ class Node final : public Transport {
     // `hello`: the peer's, when it got that far; the reject then carries our proof.
     void refuse(Link& link, const std::string& reason, const wire::Hello* hello = nullptr);
     std::optional<std::string> check_hello(const Link& link, const wire::Hello& h) const;
+    // The hello's step tag is this step's and its proof verifies.
+    bool proves_step(const Link& link, const wire::Hello& h) const;
+    void welcome(Link& link, const wire::Hello& h);  // sends the welcome, seals the link
     void accept_child(Link& link, const wire::Hello& h);
     void on_joined(Link& link, const OwnedFrame& frame);
     void expire_handshakes(Clock::time_point now);
@@ -112,6 +115,7 @@ class Node final : public Transport {
     void close_listeners();
     // A leader that could not join rank 0 hands its reason to the locals waiting to join it.
     void turn_away_locals(const Error& why, Clock::time_point deadline);
+    void tell_why_and_close(Link& link, const wire::Hello& h);
 
     // --- collectives (tcp_collectives.cpp) ---
     Result<std::vector<Bytes>> collective(wire::Op op, int root,
@@ -161,6 +165,8 @@ class Node final : public Transport {
 
     std::uint64_t seq_ = 0;
     std::optional<Error> failed_;
+    std::optional<Error> turning_away_;  // set while turn_away_locals runs
+    int turned_away_ = 0;
     mutable std::size_t refusals_ = 0;
     std::size_t shed_ = 0;
 };

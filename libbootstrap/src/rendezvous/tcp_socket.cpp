@@ -42,7 +42,7 @@ void set_common_options(int fd, bool tcp) {
     if (tcp) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-Result<Fd> bind_and_listen(int family, std::uint16_t port) {
+Result<Fd> bind_and_listen(int family, std::uint16_t port, const std::string& who) {
     Fd fd(::socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (!fd.valid()) return make_error(Errc::io, "socket: " + errno_text(errno));
     const int one = 1;
@@ -66,12 +66,12 @@ Result<Fd> bind_and_listen(int family, std::uint16_t port) {
     if (rc != 0) {
         const int err = errno;
         if (err == EADDRINUSE) {
-            return make_error(Errc::io, "rank 0 cannot listen on TCP port " + std::to_string(port) +
+            return make_error(Errc::io, who + " cannot listen on TCP port " + std::to_string(port) +
                                             ": the port is already in use (another job or "
                                             "service holds it); pick a free port with "
                                             "--ddp=port=N or MASTER_PORT=N");
         }
-        return make_error(Errc::io, "rank 0 cannot bind TCP port " + std::to_string(port) + ": " +
+        return make_error(Errc::io, who + " cannot bind TCP port " + std::to_string(port) + ": " +
                                         errno_text(err));
     }
     // Thousands of node leaders connect at once: ask for the largest backlog; the kernel clamps
@@ -96,12 +96,12 @@ std::uint32_t accept_backlog() {
     return v;
 }
 
-Result<Fd> listen_tcp(std::uint16_t port) {
-    Result<Fd> v6 = bind_and_listen(AF_INET6, port);
+Result<Fd> listen_tcp(std::uint16_t port, const std::string& who) {
+    Result<Fd> v6 = bind_and_listen(AF_INET6, port, who);
     if (v6.ok()) return v6;
     // No IPv6 on this host: fall back to IPv4, but report a busy port as such.
     if (v6.error().message.find("already in use") != std::string::npos) return v6;
-    return bind_and_listen(AF_INET, port);
+    return bind_and_listen(AF_INET, port, who);
 }
 
 SocketAddress abstract_address(const std::string& name) {
@@ -260,6 +260,24 @@ ConnectOutcome connect_until(const SocketAddress& to, Clock::time_point deadline
     }
     out.fd = std::move(fd);
     return out;
+}
+
+std::optional<PeerCredentials> peer_credentials(int fd) {
+    ucred c{};
+    socklen_t len = sizeof c;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &c, &len) != 0 || len != sizeof c) {
+        return std::nullopt;
+    }
+    return PeerCredentials{static_cast<long>(c.pid), static_cast<unsigned>(c.uid)};
+}
+
+std::optional<std::string> foreign_local_peer(int fd) {
+    const auto me = static_cast<unsigned>(::geteuid());
+    const std::optional<PeerCredentials> peer = peer_credentials(fd);
+    if (!peer) return "its credentials cannot be read (SO_PEERCRED: " + errno_text(errno) + ")";
+    if (peer->uid == me) return std::nullopt;
+    return "it is a process of uid " + std::to_string(peer->uid) + " (pid " +
+           std::to_string(peer->pid) + "), and this step runs as uid " + std::to_string(me);
 }
 
 std::string peer_address(int fd) {

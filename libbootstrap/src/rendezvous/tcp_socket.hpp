@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,8 +43,9 @@ class Fd {
 std::string errno_text(int err);
 
 // Listens on every interface (IPv6 dual-stack, else IPv4) at `port` with SO_REUSEADDR and the
-// largest backlog the kernel allows. A busy port is an Errc::io naming the port and the fix.
-Result<Fd> listen_tcp(std::uint16_t port);
+// largest backlog the kernel allows. A busy port is an Errc::io naming `who` ("rank 0", or which
+// node leader), the port and the fix.
+Result<Fd> listen_tcp(std::uint16_t port, const std::string& who);
 // This host's cap on a listen backlog (net.core.somaxconn), 4096 if it cannot be read.
 std::uint32_t accept_backlog();
 
@@ -73,6 +75,19 @@ ConnectOutcome connect_until(const SocketAddress& to, Clock::time_point deadline
 
 // "ip:port" of the peer of a connected TCP socket, "local" for Unix sockets.
 std::string peer_address(int fd);
+
+// Who is at the other end of a connected Unix socket (SO_PEERCRED: the kernel's word, which the
+// peer cannot forge). nullopt if the kernel will not say.
+struct PeerCredentials {
+    long pid = 0;
+    unsigned uid = 0;
+};
+std::optional<PeerCredentials> peer_credentials(int fd);
+
+// nullopt when the peer on the node-local socket `fd` runs as this process's user; else why it
+// must not be talked to. An abstract socket's name is visible to every local user in
+// /proc/net/unix and binding one needs no permission, so the name alone proves nothing.
+std::optional<std::string> foreign_local_peer(int fd);
 
 // Milliseconds until `deadline` for poll/epoll, rounded up and clamped to [0, cap].
 int poll_timeout_ms(Clock::time_point deadline, int cap_ms = 1000 * 60 * 60);

@@ -55,7 +55,11 @@ struct RendezvousConfig {
     std::string secret;  // raw per-step secret bytes; empty only with allow_unauthenticated
     bool allow_unauthenticated = false;  // the user's explicit, unsafe opt-in
     std::string step_tag;  // "jobid.stepid" or similar: peers from another step are refused
-    std::string host;      // this rank's host name, for error messages
+    // Which rendezvous of the step this is when a step runs several (--ddp=check's, then the
+    // program's): part of the node-local socket's name, so that a name seen in /proc/net/unix
+    // during one is useless for squatting the next. Every rank of a node must agree.
+    std::string round;
+    std::string host;  // this rank's host name, for error messages
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
     // TCP: where each node's leader listens, by node rank (node 0 is rank 0's, at master_port),
     // and the fanout of the tree they form (core/leader_tree.hpp). Empty: every node leader is a
