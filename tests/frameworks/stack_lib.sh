@@ -8,6 +8,8 @@ export PYTHONPATH="$FW_DIR${PYTHONPATH:+:$PYTHONPATH}"
 # Nothing is downloaded at run time: tiny models are built in code.
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 export PIP_NO_INPUT=1 PYTHONDONTWRITEBYTECODE=1
+# A crashing interpreter must not leave a few hundred MB of core file in the working directory.
+ulimit -c 0
 
 # stack_env NAME: the venv (built on first use, reused after; scripts/framework-env.sh). A failed
 # build fails the test: a stack that cannot be installed is not "supported".

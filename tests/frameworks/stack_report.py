@@ -50,5 +50,8 @@ def report(name, rank, world, addr, port, weights, **extra):
         "host": os.uname().nodename,
     }
     fields.update(extra)
-    print("STACK " + name + " " + " ".join(f"{k}={v}" for k, v in fields.items()), flush=True)
+    line = "STACK " + name + " " + " ".join(f"{k}={v}" for k, v in fields.items()) + "\n"
+    # One write(2): workers of a launcher share a pipe, and print() under `python -u` writes the
+    # text and the newline separately, so two ranks' lines could interleave.
     sys.stdout.flush()
+    os.write(sys.stdout.fileno(), line.encode())

@@ -9,7 +9,23 @@ function(sddp_stack_test name script)
 endfunction()
 
 # PyTorch family (torch 2.15: env://, torchrun, mp.spawn, ft_launcher; Lightning; Accelerate)
+sddp_stack_test(stack_torch test_torch.sh TIMEOUT 600)
+sddp_stack_test(stack_torch_spawn test_torch_spawn.sh TIMEOUT 400)
+sddp_stack_test(stack_ft_launcher test_ft_launcher.sh TIMEOUT 600)
+sddp_stack_test(stack_lightning test_lightning.sh TIMEOUT 600)
+sddp_stack_test(stack_lightning_torchelastic test_lightning_torchelastic.sh TIMEOUT 400)
+sddp_stack_test(stack_lightning_steps test_lightning_steps.sh TIMEOUT 500)
+sddp_stack_test(stack_accelerate test_accelerate.sh TIMEOUT 600)
 
 # Hugging Face Transformers, DeepSpeed, MPI, submitit, Horovod
+sddp_stack_test(stack_transformers test_transformers.sh TIMEOUT 400)
+# The first run on a machine compiles DeepSpeed's CPU shm comm op (~4 min on 2 loaded cores).
+sddp_stack_test(stack_deepspeed test_deepspeed.sh TIMEOUT 1200)
+sddp_stack_test(stack_mpi4py test_mpi4py.sh TIMEOUT 400)
+sddp_stack_test(stack_submitit test_submitit.sh TIMEOUT 300)
+# Horovod 0.28.1: no test; it does not build against torch 2.15 (see docs/frameworks.md).
 
 # JAX, TensorFlow, host files
+sddp_stack_test(stack_jax test_jax.sh TIMEOUT 300)
+sddp_stack_test(stack_tensorflow test_tensorflow.sh TIMEOUT 420)
+sddp_stack_test(stack_hostfile test_hostfile.sh TIMEOUT 180)
