@@ -18,6 +18,8 @@ endif()
 
 install(FILES docs/spank_ddp.8 DESTINATION ${CMAKE_INSTALL_MANDIR}/man8)
 install(FILES docs/slurm-ddp.1 DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+# The C API's page goes where its header goes: the development package.
+install(FILES docs/slurm_ddp.3 DESTINATION ${CMAKE_INSTALL_MANDIR}/man3 COMPONENT slurm_ddp_devel)
 # Not under /usr/share/doc: minimal node images drop it, and the enabling symlink would dangle.
 configure_file(packaging/ddp.conf.in ${PROJECT_BINARY_DIR}/ddp.conf @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ddp.conf DESTINATION ${CMAKE_INSTALL_DATADIR}/slurm-ddp)
