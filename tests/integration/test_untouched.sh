@@ -47,7 +47,7 @@ expect_eq "default=on with --ddp=off: environment identical to no plugin" "$off"
 site_default_case() {  # WHAT SRUN-ARGS... : rc 0 and no RANK without --ddp, refused with it
     local what=$1; shift
     local out rc
-    out=$(srun_t "$@" sh -c 'echo "RANK=${RANK:-unset}"' 2>&1) && rc=0 || rc=$?
+    out=$(srun_t "$@" sh -c 'echo "RANK=${RANK:-unset}"') && rc=0 || rc=$?
     expect_eq "default=on, $what: the step runs, without DDP" \
         "$rc:$(sort -u <<<"$out" | tr '\n' ' ')" "0:RANK=unset "
     srun_t --ddp "$@" true >/dev/null 2>&1 && rc=0 || rc=$?
