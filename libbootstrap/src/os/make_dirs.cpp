@@ -21,7 +21,7 @@ Error io_error(const std::string& what, int err) {
 
 std::string octal(mode_t mode) {
     char buf[8];
-    std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+    (void)std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
     return buf;
 }
 
@@ -53,7 +53,11 @@ Status make_directories(const std::string& path, mode_t mode) {
         pos = path.find('/', pos);
         const std::string prefix = path.substr(0, pos);
         if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) {
-            return io_error("cannot create directory " + prefix + " (for " + path + ")", errno);
+            const int err = errno;
+            std::string what = "cannot create directory ";
+            what += prefix;
+            what += " (for " + path + ")";
+            return io_error(what, err);
         }
         if (pos == std::string::npos) break;
     }

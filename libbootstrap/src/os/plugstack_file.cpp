@@ -38,6 +38,7 @@ std::optional<std::vector<std::string>> arguments_in(const std::string& path, in
     if (depth < kMaxIncludeDepth) {
         for (std::size_t i = 0; i < before; ++i) {
             for (const auto& file : glob_files(include_pattern(path, scan.includes[i]))) {
+                // cppcheck-suppress useStlAlgorithm ; the first file's arguments are the result
                 if (auto args = arguments_in(file, depth + 1, why)) return args;
             }
         }
