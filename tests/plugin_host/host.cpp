@@ -789,9 +789,8 @@ void scenarios_valid() {
         // The check means something only where hwloc loads components from plugins.
         if (!hwloc_ran) std::printf("  note: hwloc loaded no plugin; GPU-driver check vacuous\n");
         // The plugin loads libhwloc on first use (it is not linked).
-        void* hwloc = ::dlopen("libhwloc.so.15", RTLD_LAZY | RTLD_NOLOAD);
-        check(hwloc != nullptr, s, o, "gpu-bind=closest did not load libhwloc");
-        if (hwloc != nullptr) ::dlclose(hwloc);
+        check(std::find(opened.begin(), opened.end(), "libhwloc.so.15") != opened.end(), s, o,
+              "gpu-bind=closest did not load libhwloc");
     }
     {  // site default=on, no --ddp: the step gets DDP
         Step s;
@@ -1497,8 +1496,9 @@ int main(int argc, char** argv) {
 
     // Slurm loads the plugin into every srun and slurmstepd: steps without --ddp, and --ddp steps
     // that never read the topology, must not bring libhwloc (and libudev) or libcrypto along.
-    // First, before any scenario loads hwloc for gpu-bind=closest (it then stays loaded).
     {
+        std::vector<std::string> opened;
+        g_dlopened = &opened;
         Step plain;
         plain.name = "no hwloc/libcrypto in srun and slurmstepd";
         plain.context = S_CTX_LOCAL;
@@ -1508,8 +1508,12 @@ int main(int argc, char** argv) {
         const Outcome b = run(plain);
         const Outcome c =
             run(ddp_step("no hwloc/libcrypto for --ddp with gpu-bind=local", valid_env(1)));
-        for (const char* lib :
-             {"libhwloc.so.15", "libudev.so.1", "libcrypto.so.3", "libcrypto.so.1.1"}) {
+        g_dlopened = nullptr;
+        for (const auto& f : opened) {
+            check(f.find("hwloc") == std::string::npos && f.find("crypto") == std::string::npos,
+                  plain, c, "dlopen'ed " + f);
+        }
+        for (const char* lib : {"libhwloc.so.15", "libudev.so.1", "libcrypto.so.3"}) {
             void* loaded = ::dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
             check(loaded == nullptr, plain, c, std::string(lib) + " was loaded with the plugin");
             if (loaded != nullptr) ::dlclose(loaded);

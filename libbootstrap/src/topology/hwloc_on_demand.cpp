@@ -19,10 +19,27 @@ constexpr const char* kHwlocLibrary = "libhwloc.so.15";
 #error "hwloc 1.x is not supported"
 #endif
 
-// RTLD_GLOBAL: hwloc's own component plugins (hwloc_pci.so) find its symbols in the global scope.
+// Loaded as a linked libhwloc was, in the plugin's local scope and unloaded with the plugin (a
+// static's destructor runs at dlclose). In that scope hwloc's own component plugins (hwloc_pci.so)
+// do not find its symbols and stay off, as before; RTLD_GLOBAL would turn them on, and with them
+// libpciaccess, which leaks (valgrind, plugin_host_valgrind): a separate change.
+class Library {
+  public:
+    Library() : handle_(::dlopen(kHwlocLibrary, RTLD_NOW | RTLD_LOCAL)) {}
+    ~Library() {
+        if (handle_ != nullptr) ::dlclose(handle_);
+    }
+    Library(const Library&) = delete;
+    Library& operator=(const Library&) = delete;
+    void* get() const { return handle_; }
+
+  private:
+    void* handle_;
+};
+
 void* library() {
-    static void* const handle = ::dlopen(kHwlocLibrary, RTLD_NOW | RTLD_GLOBAL);
-    return handle;
+    static const Library lib;
+    return lib.get();
 }
 
 template <typename Fn>
