@@ -38,6 +38,19 @@ bool options_valid() {
     return true;
 }
 
+// Only a step that asked for --ddp may fail for want of a secret. Any other step launches
+// without one; on a node whose site default would turn DDP on, the task finds no secret and the
+// plugin leaves it alone (remote_context.cpp).
+int no_secret(const std::string& why) {
+    if (!ddp_asked(state())) {
+        log_verbose(why +
+                    "; the step is launched without a secret, so no site default gives it DDP");
+        return 0;
+    }
+    log_error(why + "; the rendezvous would be unauthenticated, so the step is not launched");
+    return -1;
+}
+
 }  // namespace
 
 int on_srun_post_opt(spank_t /*sp*/) {
@@ -48,19 +61,13 @@ int on_srun_post_opt(spank_t /*sp*/) {
     const PluginState& s = state();
     if (!ddp_requested(s) && s.user_option_given) return 0;
     auto secret = make_secret();
-    if (!secret) {
-        log_error(
-            "cannot read random bytes for the step secret (getrandom failed); the "
-            "rendezvous would be unauthenticated, so the step is not launched");
-        return -1;
-    }
     // srun's environment is the tasks' environment: the secret reaches every task of this step
     // and no other step (each srun makes its own). spank_setenv works only in remote context.
-    if (::setenv(contract::kSecretVar, secret->c_str(), 1) != 0) {
-        log_error(std::string("cannot set ") + contract::kSecretVar + " in srun's environment");
-        return -1;
-    }
-    return 0;
+    if (secret && ::setenv(contract::kSecretVar, secret->c_str(), 1) == 0) return 0;
+    return no_secret(secret ? std::string("cannot set ") + contract::kSecretVar +
+                                  " in srun's environment"
+                            : std::string("cannot read random bytes for the step secret "
+                                          "(getrandom failed)"));
 }
 
 int on_allocator_post_opt(spank_t /*sp*/) {

@@ -19,6 +19,10 @@ bool ddp_requested(const PluginState& s) {
     return !s.site_error && s.site.enabled.value_or(false);
 }
 
+bool ddp_asked(const PluginState& s) {
+    return s.user_option_given && ddp_requested(s);
+}
+
 Result<DdpOptions> effective_options(const PluginState& s) {
     if (s.site_error) return *s.site_error;
     if (s.user_error) return *s.user_error;

@@ -40,6 +40,9 @@ PluginState& state();
 // Whether this step runs with --ddp: asked for, or on by site default and not turned off.
 bool ddp_requested(const PluginState& s);
 
+// Whether the user asked for --ddp (not only the site default): only such a step may fail.
+bool ddp_asked(const PluginState& s);
+
 // Site options merged with the user's, or the first configuration error.
 Result<DdpOptions> effective_options(const PluginState& s);
 

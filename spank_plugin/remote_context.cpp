@@ -21,11 +21,25 @@ namespace {
 
 constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
 
-int fail(const StepFacts* facts, const std::string& message) {
+// srun made a secret for every step in case this node turns --ddp on (local_context.cpp): a
+// task the plugin does not set up must not keep it.
+int stay_out(spank_t sp) {
+    (void)spank_unsetenv(sp, contract::kSecretVar);
+    return 0;
+}
+
+int fail(spank_t sp, const StepFacts* facts, const std::string& message) {
     std::string where;
     if (facts != nullptr) {
         where = " (rank " + std::to_string(facts->procid) + " on " + facts->node_name + ", step " +
                 std::to_string(facts->job_id) + "." + std::to_string(facts->step_id) + ")";
+    }
+    if (!ddp_asked(state())) {
+        // Only the site default (default=on) turned DDP on: that may add variables to a step
+        // that never asked, never fail it. Every failure comes before the first variable is
+        // set, but for a failing spank_setenv itself.
+        log_verbose("site default: this step runs without DDP: " + message + where);
+        return stay_out(sp);
     }
     log_error(message + where);
     write_task_stderr(std::string(kPluginName) + ": error: " + message + where + "\n");
@@ -34,10 +48,24 @@ int fail(const StepFacts* facts, const std::string& message) {
 
 int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     const EnvLookup env = spank_env(sp);
+    // srun could not make a secret and, the user not having asked, launched anyway
+    // (local_context.cpp): without it the rendezvous would refuse to run.
+    if (!ddp_asked(state()) && !env(contract::kSecretVar))
+        return fail(sp, nullptr, std::string(contract::kSecretVar) + " is not set");
     auto opts = effective_options(state());
-    if (!opts) return fail(nullptr, opts.error().message);
+    if (!opts) return fail(sp, nullptr, opts.error().message);
     auto facts = read_step_facts(env);
-    if (!facts) return fail(nullptr, facts.error().message);
+    if (!facts) return fail(sp, nullptr, facts.error().message);
+    // The secret as the program's rendezvous will read it: a malformed one fails the task here,
+    // before the program runs, not in the middle of its start.
+    if (const auto v = env(contract::kSecretVar); v && *v == kOversizedValue) {
+        return fail(sp, &*facts,
+                    std::string(contract::kSecretVar) +
+                        " is longer than 1 MiB; srun --ddp sets it to 64 hex digits for each "
+                        "step: unset it");
+    }
+    if (auto secret = contract::read_secret(env); !secret)
+        return fail(sp, &*facts, secret.error().message);
 
     // pyxis imports a container's environment in its task_init, and enroot's PyTorch hook puts
     // MASTER_ADDR/MASTER_PORT there (a port from the job id in the ephemeral range, the same for
@@ -55,25 +83,30 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
         gather_task_host_facts(env, *facts, *opts, map_env(state().step_gpu_env), &note);
     if (!note.empty()) log_verbose("topology: " + note);
     auto task = derive_task_env(env, *opts, *facts, host);
-    if (!task) return fail(&*facts, task.error().message);
+    if (!task) return fail(sp, &*facts, task.error().message);
     // Rank 0 runs on MASTER_ADDR's node unless addr= named another: a busy port fails here, now.
     const LaunchEnv& launch = task->launch;
     if (launch.rank == 0 && launch.addr_source != "option" && launch.port_source != "user") {
         const auto st = master_port_status(launch.master_port, launch.port_source,
                                            probe_port_bind(launch.master_port));
-        if (!st) return fail(&*facts, st.error().message);
+        if (!st) return fail(sp, &*facts, st.error().message);
     }
     if (task->debug_dir) {
-        if (auto st = make_directories(*task->debug_dir); !st)
-            return fail(&*facts, "--ddp=debug: " + st.error().message);
+        if (auto st = make_private_directory(*task->debug_dir); !st)
+            return fail(sp, &*facts, st.error().message);
     }
-    if (auto st = apply_env(sp, task->vars); !st) return fail(&*facts, st.error().message);
+    if (auto st = apply_env(sp, task->vars); !st) return fail(sp, &*facts, st.error().message);
 
     log_debug(task->summary);
     if (!task->table.empty()) write_task_stderr(task->table);
     *configured_rank = task->launch.rank;
     if (opts->check.value_or(false)) {
-        return run_task_check(sp, std::min(opts->timeout_s.value_or(5), std::uint32_t{30}));
+        const int rc = run_task_check(sp, std::min(opts->timeout_s.value_or(5), std::uint32_t{30}));
+        if (rc != 0 && !ddp_asked(state())) {
+            log_verbose("site default: the step failed its check; it runs all the same");
+            return 0;
+        }
+        return rc;
     }
     return 0;
 }
@@ -94,15 +127,12 @@ int on_user_init(spank_t sp) {
 }
 
 int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
-    // The batch script, extern and interactive steps are never touched, even with --ddp.
+    // The batch script, extern and interactive steps are never set up, even with --ddp; an
+    // interactive step still carries the secret srun made for it.
     std::uint32_t step_id = 0;
-    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
-    if (is_special_step(step_id)) return 0;
-    if (!ddp_requested(state())) {
-        // srun made a secret in case this node turns --ddp on (local_context.cpp); it did not.
-        (void)spank_unsetenv(sp, contract::kSecretVar);
-        return 0;
-    }
+    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return stay_out(sp);
+    if (is_special_step(step_id)) return stay_out(sp);
+    if (!ddp_requested(state())) return stay_out(sp);
     return setup_task(sp, configured_rank);
 }
 

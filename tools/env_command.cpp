@@ -1,56 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "env_command.hpp"
 
-#include <glob.h>
-
 #include <iostream>
 #include <optional>
 
 #include "core/options.hpp"
-#include "core/plugstack.hpp"
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
-#include "os/host_files.hpp"
+#include "os/plugstack_file.hpp"
 #include "os/process_env.hpp"
 #include "topology/task_host_facts.hpp"
 
 namespace sddp::cli {
 namespace {
 
-constexpr std::size_t kMaxPlugstackBytes = 1 << 20;
-constexpr int kMaxIncludeDepth = 4;  // Slurm itself does not nest deeper in practice
-
 int bad_input(const std::string& message) {
     std::cerr << "slurm-ddp: error: " << message << "\n";
     return 1;
-}
-
-// The plugin's arguments from `path` and the files it includes, in Slurm's order: the file's own
-// line first, then each include pattern's files in sorted order.
-std::optional<std::vector<std::string>> plugin_arguments(const std::string& path, int depth,
-                                                         std::string* why) {
-    auto text = read_small_file(path, kMaxPlugstackBytes);
-    if (!text) {
-        if (depth == 0) *why = "cannot read " + path;
-        return std::nullopt;
-    }
-    const PlugstackScan scan = scan_plugstack(*text);
-    if (scan.plugin_args) return scan.plugin_args;
-    if (depth >= kMaxIncludeDepth) return std::nullopt;
-    for (const auto& pattern : scan.includes) {
-        glob_t g{};
-        if (::glob(pattern.c_str(), 0, nullptr, &g) == 0) {
-            for (std::size_t i = 0; i < g.gl_pathc; ++i) {
-                if (auto args = plugin_arguments(g.gl_pathv[i], depth + 1, why)) {
-                    ::globfree(&g);
-                    return args;
-                }
-            }
-        }
-        ::globfree(&g);
-    }
-    if (why->empty()) *why = "no line naming " + std::string(kPluginFileName) + " in " + path;
-    return std::nullopt;
 }
 
 }  // namespace
@@ -74,14 +40,17 @@ int run_env_command(const std::vector<std::string>& args) {
             return 2;
         }
     }
+    const EnvLookup env = process_env();
     std::string why;
-    auto site_args = plugin_arguments(plugstack.value_or(kDefaultPlugstack), 0, &why);
+    std::string found = "--plugstack";
+    const std::string path = plugstack ? *plugstack : site_plugstack_path(env, &found);
+    auto site_args = plugstack_plugin_arguments(path, &why);
     if (!site_args) {
-        // A named file must work; Slurm's default may simply not mention the plugin (a login
-        // node without it): then the printout shows the built-in defaults and says so.
+        // A named file must work; Slurm's may simply not mention the plugin (a login node
+        // without it): then the printout shows the built-in defaults and says so.
         if (plugstack) return bad_input(why + " (--plugstack)");
-        std::cerr << "slurm-ddp: note: " << why
-                  << "; site defaults not applied (name the file with --plugstack=FILE)\n";
+        std::cerr << "slurm-ddp: note: " << why << " (" << found
+                  << "); site defaults not applied (name the file with --plugstack=FILE)\n";
     }
     auto site = parse_site_arguments(site_args.value_or(std::vector<std::string>{}));
     if (!site) return bad_input(site.error().message);
@@ -89,7 +58,6 @@ int run_env_command(const std::vector<std::string>& args) {
     if (!user) return bad_input(user.error().message);
     const DdpOptions opts = merge_options(*site, *user);
 
-    const EnvLookup env = process_env();
     auto facts = read_step_facts(env);
     if (!facts) return bad_input(facts.error().message);
     std::string note;

@@ -11,8 +11,4 @@ namespace sddp::cli {
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
 int run_env_command(const std::vector<std::string>& args);
 
-// Where `slurm-ddp env` looks for the plugin's line unless --plugstack names a file: Slurm's own
-// default, which includes the site's snippets.
-inline constexpr const char* kDefaultPlugstack = "/etc/slurm/plugstack.conf";
-
 }  // namespace sddp::cli

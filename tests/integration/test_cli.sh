@@ -30,4 +30,11 @@ table=$(srun_t -N2 -n3 "$CLI" env --table | grep -c 'RANK  HOST')
 expect_eq "env --table prints a table per task" "$table" 3
 rc=0; msg=$(env -u SLURM_JOB_ID "$CLI" env 2>&1) || rc=$?
 expect_contains "outside Slurm: clear error" "$msg" "SLURM_JOB_ID is not set"
+# Without --plugstack the CLI reads the plugstack.conf Slurm loads: here the one slurm.conf names
+# in PlugStackConfig (found through SLURM_CONF), not /etc/slurm/plugstack.conf.
+use_plugin default=on port-range=24800-24803 ports=4
+out=$(srun_t --ddp=off -n1 "$CLI" env 2>&1) || true
+expect_contains "env without --plugstack applies the site's port-range" "$out" "MASTER_PORT=24800"
+expect_not_contains "env without --plugstack finds the plugin's line" "$out" "note:"
+use_plugin
 finish

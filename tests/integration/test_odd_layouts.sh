@@ -20,6 +20,17 @@ expect_eq "het out of order: rank 0 and 1 on n2, LOCAL_WORLD_SIZE 2" \
 expect_eq "het out of order: rank 2 on n1, LOCAL_WORLD_SIZE 1, NODE_RANK 1" \
     "$(field_of_rank 2 13 "$lines") $(field_of_rank 2 6 "$lines") $(field_of_rank 2 7 "$lines")" "n1 1 1"
 
+# The same job from a job script: sbatch exports the components' node lists only as
+# SLURM_JOB_NODELIST_HET_GROUP_<i> (salloc as SLURM_NODELIST_HET_GROUP_<i>).
+printf '#!/bin/bash\n#SBATCH -w n2 -n2\n#SBATCH hetjob\n#SBATCH -w n1 -n1\nsrun --ddp --het-group=0,1 %s\n' \
+    "$PRINTER" >"$dir/het.sbatch"
+out=$(sbatch_out "$dir/het.sbatch" 2>&1) || true
+lines=$(grep '^task' <<<"$out" || true)
+[ -n "$lines" ] || echo "$out" | head -5
+check_world "$lines" 3 2 n2
+expect_eq "het from sbatch: ranks 0 and 1 on n2, rank 2 on n1" \
+    "$(field_of_rank 0 13 "$lines") $(field_of_rank 1 13 "$lines") $(field_of_rank 2 13 "$lines")" "n2 n2 n1"
+
 # Arbitrary distribution with Slurm's host*count syntax.
 printf 'n2*2\nn1\n' >"$dir/hosts"
 out=$(SLURM_HOSTFILE="$dir/hosts" srun_t --ddp --distribution=arbitrary -n3 "$PRINTER") || true

@@ -41,5 +41,33 @@ out=$(srun_t -N2 -n2 "$PRINTER")
 check_world "$out" 2 2 n1
 off=$(step_env --ddp=off -N2 -n4)
 expect_eq "default=on with --ddp=off: environment identical to no plugin" "$off" "$baseline"
+
+# default=on never fails a step that did not ask: where --ddp cannot be set up the step runs as
+# Slurm made it (no RANK); the same step with --ddp fails with the reason.
+site_default_case() {  # WHAT SRUN-ARGS... : rc 0 and no RANK without --ddp, refused with it
+    local what=$1; shift
+    local out rc
+    out=$(srun_t "$@" sh -c 'echo "RANK=${RANK:-unset}"') && rc=0 || rc=$?
+    expect_eq "default=on, $what: the step runs, without DDP" \
+        "$rc:$(sort -u <<<"$out" | tr '\n' ' ')" "0:RANK=unset "
+    srun_t --ddp "$@" true >/dev/null 2>&1 && rc=0 || rc=$?
+    expect_eq "default=on, $what: with --ddp the step fails" "$([ "$rc" -ne 0 ] && echo failed)" failed
+}
+site_default_case "more tasks than GPUs" -N1 -n2 --gres=gpu:1
+site_default_case "-m arbitrary under -w without a host file" \
+    --distribution=arbitrary -w n2,n1,n1 -n3
+# One port block in the range: every step derives 24700; hold it on n1, where rank 0 runs.
+use_plugin default=on port-range=24700-24703 ports=4
+holder_out=$(mktemp /tmp/sddp-holder.XXXXXX)
+srun_t --ddp=off -w n1 -n1 python3 -c "
+import socket, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(('0.0.0.0', 24700)); s.listen(); print('held', flush=True); time.sleep(30)" >"$holder_out" 2>&1 &
+holder=$!
+for _ in $(seq 1 100); do grep -q held "$holder_out" && break; sleep 0.2; done
+site_default_case "derived port busy on the first node" -w n1 -n1
+kill "$holder" 2>/dev/null || true
+wait "$holder" 2>/dev/null || true
+rm -f "$holder_out"
 use_plugin
 finish

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
 # The RPMs of packaging/rpm/slurm-ddp.spec: rpmbuild builds them from this checkout, and each
-# holds exactly the files RHEL admins expect (plugin in /usr/lib64/slurm, the snippet as a
-# configuration file in /etc/slurm/plugstack.conf.d, the licence marked %license), with the
+# holds exactly the files RHEL admins expect (plugin in /usr/lib64/slurm, the snippet in
+# /usr/share/slurm-ddp and nothing enabled under /etc, the licence marked %license), with the
 # Slurm series in the release and the dependency bounded to that series.
 #   test_rpm.sh WORKDIR SLURM_INCLUDE_DIR
 set -uo pipefail
@@ -32,14 +32,14 @@ expect_files() {  # expect_files RPM EXPECTED-LINES
     if [ "$got" == "$(sort <<<"$2")" ]; then pass "$(basename "$1"): file list"
     else fail "$(basename "$1"): file list differs (< got, > expected):"; diff <(echo "$got") <(sort <<<"$2"); fi
 }
-expect_files "$main" "/etc/slurm/plugstack.conf.d
-/etc/slurm/plugstack.conf.d/ddp.conf
-/usr/bin/slurm-ddp
+expect_files "$main" "/usr/bin/slurm-ddp
 /usr/lib64/slurm/spank_ddp.so
 /usr/share/licenses/slurm-ddp/LICENSE
 /usr/share/licenses/slurm-ddp
 /usr/share/man/man1/slurm-ddp.1
-/usr/share/man/man8/spank_ddp.8"
+/usr/share/man/man8/spank_ddp.8
+/usr/share/slurm-ddp
+/usr/share/slurm-ddp/ddp.conf"
 expect_files "$libs" "/usr/lib64/libslurm_ddp.so.0
 /usr/lib64/libslurm_ddp.so.0.1.0
 /usr/share/licenses/slurm-ddp-libs
@@ -54,8 +54,10 @@ expect_files "$devel" "$(cd "$root/libbootstrap/include" && find slurm_ddp -type
 /usr/lib64/libslurm_ddp.so
 /usr/lib64/pkgconfig/slurm_ddp.pc"
 
-[ "$(rpm -qcp "$main")" == /etc/slurm/plugstack.conf.d/ddp.conf ] \
-    && pass "ddp.conf is a %config file" || fail "config files: $(rpm -qcp "$main")"
+# Installing the package enables nothing: no file under /etc that plugstack.conf could include.
+[ -z "$(rpm -qcp "$main" 2>/dev/null)" ] && ! rpm -qlp "$main" 2>/dev/null | grep -q '^/etc/' \
+    && pass "no configuration under /etc (the plugin is off until the admin links ddp.conf)" \
+    || fail "the RPM ships configuration: $(rpm -qcp "$main") $(rpm -qlp "$main" | grep '^/etc/')"
 rpm -qLp "$main" 2>/dev/null | normalize | grep -qx /usr/share/licenses/slurm-ddp/LICENSE \
     && pass "LICENSE is %license" || fail "licence files: $(rpm -qLp "$main")"
 release=$(rpm -qp --qf '%{RELEASE}' "$main")
@@ -63,7 +65,7 @@ release=$(rpm -qp --qf '%{RELEASE}' "$main")
 reqs=$(rpm -qp --requires "$main")
 grep -qx "slurm >= $series" <<<"$reqs" && pass "Requires: slurm >= $series" || fail "no 'slurm >= $series' in: $reqs"
 grep -qx "slurm < $next" <<<"$reqs" && pass "Requires: slurm < $next" || fail "no 'slurm < $next' in: $reqs"
-grep -q "^optional /usr/lib64/slurm/spank_ddp.so " <(rpm2archive - <"$main" | tar -xzO ./etc/slurm/plugstack.conf.d/ddp.conf) \
+grep -q "^optional /usr/lib64/slurm/spank_ddp.so " <(rpm2archive - <"$main" | tar -xzO ./usr/share/slurm-ddp/ddp.conf) \
     && pass "snippet names /usr/lib64/slurm/spank_ddp.so" || fail "snippet does not name /usr/lib64/slurm/spank_ddp.so"
 
 if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi

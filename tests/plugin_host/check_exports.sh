@@ -24,4 +24,14 @@ bad=$(echo "$undef_slurm" | grep -Ev '^(spank_(context|get_item|getenv|setenv|un
 if [ -n "$bad" ]; then
     echo "FAIL: imports outside the SPANK API:"; echo "$bad" | sed 's/^/  /'; exit 1
 fi
+# Slurm loads the plugin into every srun, sbatch and slurmstepd: libhwloc (and the libudev it
+# brings) is loaded on first use by a --ddp task, libcrypto never; neither may be a dependency.
+if command -v readelf >/dev/null; then
+    needed=$(readelf -d "$plugin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
+    bad=$(echo "$needed" | grep -E '^lib(hwloc|udev|crypto|ssl)\.' || true)
+    if [ -n "$bad" ]; then
+        echo "FAIL: linked against libraries every srun would load:"; echo "$bad" | sed 's/^/  /'; exit 1
+    fi
+    echo "dependencies:" $needed
+fi
 echo "OK: only SPANK symbols exported; imports:" $undef_slurm

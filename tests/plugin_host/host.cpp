@@ -18,9 +18,14 @@
 //   spank_plugin_host PLUGIN.so [--iterations N] [--seed S] [--verbose]
 //
 // Exit status: 0 when every check passed, 1 otherwise, 2 on usage or load errors.
+#include <arpa/inet.h>
 #include <dlfcn.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -256,6 +261,27 @@ void* dlopen(const char* file, int mode) noexcept {
     static const Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "dlopen"));
     if (file != nullptr && g_dlopened != nullptr) g_dlopened->emplace_back(file);
     return real(file, mode);
+}
+
+// Failure injection for what srun's hook needs from the system (the step secret). Defined in
+// the executable, these come before libc's in the plugin's symbol lookup, as dlopen above.
+bool g_fail_getrandom = false;
+bool g_fail_setenv = false;
+ssize_t getrandom(void* buf, size_t len, unsigned int flags) {
+    if (g_fail_getrandom) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return ::syscall(SYS_getrandom, buf, len, flags);
+}
+int setenv(const char* name, const char* value, int overwrite) noexcept {
+    using Fn = int (*)(const char*, const char*, int);
+    static const Fn real = reinterpret_cast<Fn>(::dlsym(RTLD_NEXT, "setenv"));
+    if (g_fail_setenv) {
+        errno = ENOMEM;
+        return -1;
+    }
+    return real(name, value, overwrite);
 }
 
 }  // extern "C"
@@ -762,12 +788,16 @@ void scenarios_valid() {
         }
         // The check means something only where hwloc loads components from plugins.
         if (!hwloc_ran) std::printf("  note: hwloc loaded no plugin; GPU-driver check vacuous\n");
+        // The plugin loads libhwloc on first use (it is not linked).
+        check(std::find(opened.begin(), opened.end(), "libhwloc.so.15") != opened.end(), s, o,
+              "gpu-bind=closest did not load libhwloc");
     }
     {  // site default=on, no --ddp: the step gets DDP
         Step s;
         s.name = "site default=on without --ddp";
         s.plugin_args = {"default=on"};
         s.env = valid_env(1);
+        s.env["SLURM_DDP_SECRET"] = std::string(64, 'a');
         expect_task_ok(s);
     }
     {  // 1-node 1-task step, SLURM_STEP_* absent: falls back to the job's variables
@@ -995,6 +1025,25 @@ void scenarios_special_steps() {
         s.step_id = std::nullopt;
         expect_untouched(s);
     }
+    // srun makes a secret for every step, the interactive one (salloc's `srun --interactive`)
+    // too: a step the plugin does not set up must not keep it in the user's shell.
+    for (const auto& [name, id] : ids) {
+        for (const bool with_ddp : {false, true}) {
+            Env e = valid_env(1);
+            e["SLURM_STEP_ID"] = e["SLURM_STEPID"] = std::to_string(id);
+            e["SLURM_DDP_SECRET"] = std::string(64, 'a');
+            Step s = ddp_step(name + " step keeps no secret" + (with_ddp ? " (--ddp)" : ""), e);
+            s.option_given = with_ddp;
+            s.plugin_args = {"default=on"};
+            s.step_id = id;
+            const Outcome o = run(s);
+            check_common(s, o);
+            Env want = e;
+            want.erase("SLURM_DDP_SECRET");
+            check(o.task_init == 0 && o.env == want, s, o,
+                  "the secret must be dropped, nothing else changed:" + env_diff(want, o.env));
+        }
+    }
 }
 
 // (e) the --ddp option in srun/sbatch: bad values refuse the launch; good ones make a secret.
@@ -1082,6 +1131,193 @@ void scenarios_options() {
         Step r = ddp_step("--ddp with broken plugin arguments in slurmstepd", valid_env(1));
         r.plugin_args = {"port=99999"};
         expect_task_error(r, "port");
+    }
+}
+
+// srun when getrandom or setenv fails: only a step that asked for --ddp may be refused.
+void scenarios_srun_without_secret() {
+    for (const bool random_fails : {true, false}) {
+        for (const std::string asked : {"no --ddp", "site default=on", "--ddp"}) {
+            Step s;
+            s.context = S_CTX_LOCAL;
+            s.name = std::string("srun, ") + (random_fails ? "getrandom" : "setenv") + " fails, " +
+                     asked;
+            if (asked == "site default=on") s.plugin_args = {"default=on"};
+            s.option_given = asked == "--ddp";
+            (random_fails ? g_fail_getrandom : g_fail_setenv) = true;
+            const Outcome o = run(s);
+            g_fail_getrandom = g_fail_setenv = false;
+            check_common(s, o);
+            check(!o.secret, s, o, "a secret although making it failed");
+            const bool errors = std::any_of(o.log.begin(), o.log.end(), [](const std::string& l) {
+                return l.rfind("error: ", 0) == 0;
+            });
+            if (s.option_given) {
+                check(o.post_opt == -1, s, o, "a --ddp step launched without its secret");
+                check(logged_error_naming(o, random_fails ? "getrandom" : "SLURM_DDP_SECRET"), s, o,
+                      "the error does not say what failed");
+            } else {
+                check(o.post_opt == 0 && !errors, s, o,
+                      "srun refused (or complained about) a step that did not ask for --ddp");
+            }
+        }
+    }
+    {  // the site default on the node then stays out of the step srun launched without a secret
+        Step s;
+        s.name = "site default=on, task without a secret";
+        s.plugin_args = {"default=on"};
+        s.env = valid_env(1);
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.task_init == 0 && o.env == s.env && o.task_stderr.empty(), s, o,
+              "a site-default task without a secret was touched:" + env_diff(s.env, o.env));
+    }
+}
+
+// The site default (default=on) may add variables to a step that never asked, or stay out where
+// it cannot; it never fails it. The same steps with --ddp fail loudly.
+void scenarios_site_default_never_fails() {
+    struct Case {
+        std::string name;
+        Env env;
+        std::string needle;  // what the --ddp error names
+    };
+    std::vector<Case> cases;
+    {  // srun -n2 --gres=gpu:1 true: two tasks, one GPU on the node
+        Env e = valid_env(1);
+        e["SLURM_STEP_NUM_TASKS"] = e["SLURM_NTASKS"] = "2";
+        e["SLURM_STEP_NUM_NODES"] = e["SLURM_NNODES"] = "1";
+        e["SLURM_STEP_NODELIST"] = e["SLURM_NODELIST"] = e["SLURM_JOB_NODELIST"] = "n1";
+        e["SLURM_STEP_TASKS_PER_NODE"] = e["SLURM_TASKS_PER_NODE"] = "2";
+        e["SLURM_NODEID"] = "0";
+        e["SLURMD_NODENAME"] = "n1";
+        e["CUDA_VISIBLE_DEVICES"] = e["SLURM_STEP_GPUS"] = e["SLURM_JOB_GPUS"] = "0";
+        cases.push_back({"more tasks than GPUs", e, "GPU"});
+    }
+    {  // -m arbitrary with a host file the node cannot read
+        Env e = valid_env(1);
+        e["SLURM_DISTRIBUTION"] = "arbitrary";
+        e["SLURM_HOSTFILE"] = "/nonexistent/hostfile";
+        cases.push_back({"-m arbitrary", e, "SLURM_HOSTFILE"});
+    }
+    for (auto& c : cases) {
+        c.env["SLURM_DDP_SECRET"] = std::string(64, 'a');
+        Step explicit_ddp = ddp_step(c.name + " with --ddp", c.env);
+        expect_task_error(explicit_ddp, c.needle);
+        Step s;
+        s.name = c.name + " under site default=on";
+        s.plugin_args = {"default=on"};
+        s.env = c.env;
+        const Outcome o = run(s);
+        check_common(s, o);
+        Env want = c.env;
+        want.erase("SLURM_DDP_SECRET");
+        check(o.task_init == 0, s, o, "the site default failed a step that did not ask");
+        check(o.env == want, s, o,
+              "changed more than dropping the secret:" + env_diff(want, o.env));
+        check(o.task_stderr.empty(), s, o, "wrote to the task's stderr");
+        check(!logged_error_naming(o, ""), s, o, "logged an error");
+        check(std::any_of(o.log.begin(), o.log.end(),
+                          [&](const std::string& l) {
+                              return l.rfind("verbose: ", 0) == 0 &&
+                                     l.find("site default") != std::string::npos &&
+                                     l.find(c.needle) != std::string::npos;
+                          }),
+              s, o, "no verbose line saying why the step runs without DDP");
+    }
+    {  // the derived MASTER_PORT busy on rank 0's node
+        Env e = valid_env(0);
+        e["SLURM_DDP_SECRET"] = std::string(64, 'a');
+        Step probe = ddp_step("busy port: the derived port", e);
+        const Outcome first = expect_task_ok(probe);
+        const long port = std::strtol(get(first.env, "MASTER_PORT").c_str(), nullptr, 10);
+        const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in sa{};
+        sa.sin_family = AF_INET;
+        sa.sin_port = htons(static_cast<std::uint16_t>(port));
+        sa.sin_addr.s_addr = htonl(INADDR_ANY);
+        if (fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+            ::listen(fd, 1) == 0) {
+            expect_task_error(ddp_step("busy derived port with --ddp", e), std::to_string(port));
+            Step s;
+            s.name = "busy derived port under site default=on";
+            s.plugin_args = {"default=on"};
+            s.env = e;
+            const Outcome o = run(s);
+            check_common(s, o);
+            Env want = e;
+            want.erase("SLURM_DDP_SECRET");
+            check(o.task_init == 0 && o.env == want && o.task_stderr.empty(), s, o,
+                  "the site default failed or half set up rank 0:" + env_diff(want, o.env));
+        } else {
+            std::printf("  note: cannot hold port %ld; busy-port case skipped\n", port);
+        }
+        if (fd >= 0) ::close(fd);
+    }
+}
+
+// --ddp=debug=DIR where another user planted the step's directory as a link: refused by name,
+// nothing created behind the link.
+void scenario_debug_dir_shared() {
+    char tmpl[] = "/tmp/sddp-host-debug.XXXXXX";
+    if (::mkdtemp(tmpl) == nullptr) return;
+    const std::string root = tmpl, shared = root + "/shared", victim = root + "/victim";
+    ::mkdir(shared.c_str(), 0700);
+    ::chmod(shared.c_str(), 01777);
+    ::mkdir(victim.c_str(), 0700);
+    (void)!::symlink(victim.c_str(), (shared + "/4242.3").c_str());
+    Env e = valid_env(1);
+    e["SLURM_DDP_SECRET"] = std::string(64, 'a');
+    Step s = ddp_step("--ddp=debug in a shared directory with a planted link", e);
+    s.optarg = "debug=" + shared;
+    expect_task_error(s, shared + " is writable by other users");
+    Step site = s;
+    site.name = "site default debug=DIR in a shared directory";
+    site.option_given = false;
+    site.optarg.reset();
+    site.plugin_args = {"default=on", "debug=" + shared};
+    const Outcome o = run(site);
+    check_common(site, o);
+    check(o.task_init == 0, site, o, "the site default failed a step that did not ask");
+    const bool victim_empty = ::rmdir(victim.c_str()) == 0;
+    check(victim_empty, s, o, "something was created behind the planted link");
+    ::unlink((shared + "/4242.3").c_str());
+    ::rmdir(shared.c_str());
+    ::rmdir(victim.c_str());
+    ::rmdir(root.c_str());
+}
+
+// Injected values: shell syntax in MASTER_ADDR, a 10 MB secret, control characters in a --ddp
+// value. Each is a clear error naming it; nothing is set, nothing launched, nothing cut short.
+void scenarios_injected_values() {
+    for (const std::string addr :
+         {"$(touch /tmp/sddp-pwned)", "n1;reboot", "`id`", "n1 n2", "n1\nMASTER_PORT=1"}) {
+        Env e = valid_env(1);
+        e["MASTER_ADDR"] = addr;
+        expect_task_error(ddp_step("MASTER_ADDR=" + shorten(addr, 30), e), "MASTER_ADDR='");
+    }
+    {
+        Env e = valid_env(1);
+        e["SLURM_DDP_SECRET"] = std::string(10 << 20, 'a');
+        expect_task_error(ddp_step("SLURM_DDP_SECRET of 10 MB", e),
+                          "SLURM_DDP_SECRET is longer than 1 MiB");
+        e["SLURM_DDP_SECRET"] = std::string(65, 'a');
+        expect_task_error(ddp_step("SLURM_DDP_SECRET of 65 characters", e),
+                          "SLURM_DDP_SECRET has 65 characters");
+    }
+    for (const std::string v :
+         {"addr=n1\n", "debug=/tmp/a\nb", "addr-suffix=-ib\x1b[2J", "port=29500\r", "verbose\x1b",
+          "gpu-bind=local\x7f", "rank-order=node\x01", "timeout=30\x0b"}) {
+        Step s;
+        s.name = "option with a control character: " + shorten(v, 30);
+        s.context = S_CTX_LOCAL;
+        s.option_given = true;
+        s.optarg = v;
+        const Outcome o = run(s);
+        check_common(s, o);
+        check(o.option && *o.option == -1 && o.post_opt == -1 && !o.secret, s, o,
+              "srun must refuse the launch");
+        check(logged_error_naming(o, "\\x"), s, o, "the error does not show the character");
     }
 }
 
@@ -1182,19 +1418,23 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
         for (const auto& a : s.plugin_args)
             if (a.find("default") != std::string::npos || a.find("on") != std::string::npos)
                 site_may_enable = true;
+        check(s.option_given || (o.post_opt == 0 && o.task_init == 0), s, o,
+              "failed a step that did not ask for --ddp");
         if (!s.option_given && !site_may_enable) {
             // Only srun's secret goes (made in case the node turned --ddp on; it did not).
             Env want = s.env;
-            if (s.context == S_CTX_REMOTE && s.step_id && *s.step_id < 0xfffffff0u)
-                want.erase("SLURM_DDP_SECRET");
+            if (s.context == S_CTX_REMOTE) want.erase("SLURM_DDP_SECRET");
             check(o.env == want, s, o,
                   "environment changed without --ddp:" + env_diff(want, o.env));
             check(o.post_opt == 0 && o.task_init == 0, s, o, "failed without --ddp");
             check(plugin_time_lines(o).empty(), s, o, "logged its time without --ddp");
             if (s.context != S_CTX_LOCAL) check(!o.secret, s, o, "secret without --ddp");
         }
-        if (s.step_id && *s.step_id >= 0xfffffff0u)
-            check(o.env == s.env && o.task_init == 0, s, o, "special step touched");
+        if (s.step_id && *s.step_id >= 0xfffffff0u) {
+            Env want = s.env;
+            if (s.context == S_CTX_REMOTE) want.erase("SLURM_DDP_SECRET");
+            check(o.env == want && o.task_init == 0, s, o, "special step touched");
+        }
         if (o.task_init == -1) {
             ++ddp_fail;
             check(o.env == s.env, s, o, "environment changed by a failing task_init");
@@ -1254,6 +1494,33 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    // Slurm loads the plugin into every srun and slurmstepd: steps without --ddp, and --ddp steps
+    // that never read the topology, must not bring libhwloc (and libudev) or libcrypto along.
+    {
+        std::vector<std::string> opened;
+        g_dlopened = &opened;
+        Step plain;
+        plain.name = "no hwloc/libcrypto in srun and slurmstepd";
+        plain.context = S_CTX_LOCAL;
+        const Outcome a = run(plain);
+        plain.context = S_CTX_REMOTE;
+        plain.env = valid_env(1);
+        const Outcome b = run(plain);
+        const Outcome c =
+            run(ddp_step("no hwloc/libcrypto for --ddp with gpu-bind=local", valid_env(1)));
+        g_dlopened = nullptr;
+        for (const auto& f : opened) {
+            check(f.find("hwloc") == std::string::npos && f.find("crypto") == std::string::npos,
+                  plain, c, "dlopen'ed " + f);
+        }
+        for (const char* lib : {"libhwloc.so.15", "libudev.so.1", "libcrypto.so.3"}) {
+            void* loaded = ::dlopen(lib, RTLD_LAZY | RTLD_NOLOAD);
+            check(loaded == nullptr, plain, c, std::string(lib) + " was loaded with the plugin");
+            if (loaded != nullptr) ::dlclose(loaded);
+        }
+        check(a.post_opt == 0 && b.task_init == 0 && c.task_init == 0, plain, c, "hooks failed");
+    }
+
     std::mt19937_64 rng(seed);
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
     std::printf("spank_plugin_host: %s, seed %" PRIu64 "\n", g_plugin_path, seed);
@@ -1264,6 +1531,10 @@ int main(int argc, char** argv) {
         {"oversized step variable with the job's present", scenario_oversized_fallback},
         {"special steps", scenarios_special_steps},
         {"--ddp option values", scenarios_options},
+        {"srun without a secret", scenarios_srun_without_secret},
+        {"--ddp=debug in a shared directory", scenario_debug_dir_shared},
+        {"injected values", scenarios_injected_values},
+        {"site default never fails a step", scenarios_site_default_never_fails},
         {"random inputs", [&] { scenario_random(rng, iterations); }},
     };
     for (const auto& [name, fn] : groups) {

@@ -238,6 +238,23 @@ TEST(LaunchEnv, HeterogeneousComponentsOutOfNodeOrder) {
     EXPECT_NE(e.error().message.find("--ddp=addr=HOST"), std::string::npos);
 }
 
+// The same step from a job script: sbatch exports the components' lists only as
+// SLURM_JOB_NODELIST_HET_GROUP_<i>.
+TEST(LaunchEnv, HeterogeneousComponentsFromSbatch) {
+    for (auto [rank, local, node, name] :
+         {std::tuple{0u, 0u, 0u, "n2"}, std::tuple{2u, 0u, 1u, "n1"}}) {
+        auto v = het_task(rank, local, node, name);
+        v.erase("SLURM_NODELIST_HET_GROUP_0");
+        v.erase("SLURM_NODELIST_HET_GROUP_1");
+        v["SLURM_JOB_NODELIST_HET_GROUP_0"] = "n2";
+        v["SLURM_JOB_NODELIST_HET_GROUP_1"] = "n1";
+        auto e = derive(v);
+        ASSERT_TRUE(e.ok()) << "rank " << rank << ": " << e.error().message;
+        EXPECT_EQ(e->master_addr, "n2") << "rank " << rank;
+        EXPECT_EQ(e->node_rank, node) << "rank " << rank;
+    }
+}
+
 TEST(LaunchEnv, PlaneAsSlurmSpellsIt) {
     // srun -N2 -n5 -m plane=2 (measured): ranks 0,1 on n1, 2 on n2, 3,4 on n1.
     auto v = slurm_task(2, 0, 1, 5, "n[1-2]", 2, "4,1", "n2");

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/launch_env.hpp"
 
+#include <algorithm>
+
 #include "core/contract.hpp"
 #include "core/hostfile.hpp"
 #include "core/hostlist.hpp"
@@ -62,6 +64,15 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
     return host;
 }
 
+// An exported MASTER_ADDR is passed on to programs and scripts (torchrun, `ssh $MASTER_ADDR`):
+// only what a host name or an address holds, never shell syntax or control characters.
+bool host_or_address(std::string_view text) {
+    return text.size() <= 253 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                      c == '-' || c == '.' || c == '_' || c == ':' || c == '%';
+           });
+}
+
 }  // namespace
 
 const std::vector<std::string>& launch_variable_names() {
@@ -99,6 +110,13 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
 
     const bool override_env = opts.override_env.value_or(false);
     if (ctx.user_master_addr && !ctx.user_master_addr->empty() && !override_env) {
+        if (!host_or_address(*ctx.user_master_addr)) {
+            return make_error(Errc::invalid_input,
+                              "MASTER_ADDR=" + quote_value(*ctx.user_master_addr) +
+                                  " (exported by you) is not a host name or address (letters, "
+                                  "digits, '-', '.', '_', ':', '%', at most 253); unset it, fix "
+                                  "it, or use --ddp=override to let --ddp choose");
+        }
         e.master_addr = *ctx.user_master_addr;
         e.addr_source = "user";
     } else {

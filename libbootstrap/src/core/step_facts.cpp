@@ -192,8 +192,10 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
         // Slurm caps components at MAX_HET_JOB_COMPONENTS (128).
         SDDP_TRY(het_size, number("SLURM_HET_SIZE", *v, 128));
         for (std::uint32_t i = 0; i < het_size; ++i) {
-            const std::string name = "SLURM_NODELIST_HET_GROUP_" + std::to_string(i);
-            auto list = env(name);
+            // salloc exports SLURM_NODELIST_HET_GROUP_<i>; sbatch only SLURM_JOB_NODELIST_...
+            const std::string suffix = "NODELIST_HET_GROUP_" + std::to_string(i);
+            auto list = env("SLURM_" + suffix);
+            if (!list || list->empty()) list = env("SLURM_JOB_" + suffix);
             // Without every component's list the order cannot be rebuilt; rank 0's own check
             // (launch_env) then refuses instead of guessing.
             if (!list || list->empty()) {

@@ -36,7 +36,8 @@ struct StepFacts {
     std::optional<std::string> hostfile;        // SLURM_HOSTFILE (arbitrary distribution)
     std::optional<std::string> resv_ports;      // SLURM_STEP_RESV_PORTS
     std::uint32_t plane_size = 0;               // SLURM_DIST_PLANESIZE (distribution "plane")
-    // Heterogeneous jobs: SLURM_NODELIST_HET_GROUP_<i> for i < SLURM_HET_SIZE, unexpanded. Slurm
+    // Heterogeneous jobs: SLURM_NODELIST_HET_GROUP_<i> (salloc; sbatch exports only
+    // SLURM_JOB_NODELIST_HET_GROUP_<i>) for i < SLURM_HET_SIZE, unexpanded. Slurm
     // sorts the step's node list but numbers SLURM_NODEID in component order; see node_order.hpp.
     std::vector<std::string> het_component_nodelists;
     std::optional<std::uint32_t> cpus_per_task;  // SLURM_CPUS_PER_TASK

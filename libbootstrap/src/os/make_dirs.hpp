@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// mkdir -p, for the per-step debug directory (--ddp=debug). Runs as the user in task_init, so it
-// can create nothing the user could not.
+// The per-step debug directory (--ddp=debug). Runs as the user in task_init, so it can create
+// nothing the user could not; what it must prevent is another user choosing where the step's
+// logs go (a planted directory or symbolic link), since NCCL and torch open their files there
+// by name and follow links.
 #pragma once
+
+#include <sys/types.h>
 
 #include <string>
 
@@ -9,8 +13,17 @@
 
 namespace sddp {
 
-// Creates `path` and its missing parents (mode 0777 & ~umask). Existing directories are fine;
+// Creates `path` and its missing parents with `mode` (& ~umask). Existing directories are fine;
 // an existing non-directory or a failed mkdir is an error naming the path and errno.
-Status make_directories(const std::string& path);
+Status make_directories(const std::string& path, mode_t mode = 0777);
+
+// `path` (absolute) as a directory only the caller can write into:
+//   - missing directories are created 0700;
+//   - every directory above must not be writable by group or others, unless sticky (/tmp);
+//   - its parent must be the caller's and writable by nobody else: in a shared parent another
+//     user could have made `path` first, so it is refused by name, never used;
+//   - `path` itself is created 0700 or, where another task of the step made it first, used only
+//     if it is a real directory (opened with O_NOFOLLOW), the caller's, writable by nobody else.
+Status make_private_directory(const std::string& path);
 
 }  // namespace sddp
