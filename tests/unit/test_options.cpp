@@ -181,6 +181,13 @@ std::string row_name(const ::testing::TestParamInfo<OptionSpec>& info) {
 
 }  // namespace
 
+namespace sddp {
+// gtest names a row by its option, not by its bytes.
+void PrintTo(const OptionSpec& o, std::ostream* os) {
+    *os << o.name;
+}
+}  // namespace sddp
+
 class OptionRow : public ::testing::TestWithParam<OptionSpec> {};
 
 TEST_P(OptionRow, HasHelpExampleAndDefault) {
