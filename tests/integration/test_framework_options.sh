@@ -61,6 +61,12 @@ expect_eq "hostfile: $path removed when the step ended" "$gone" "yes"
 out=$(srun_t --ddp=hostfile,launcher -N2 --ntasks-per-node=1 --gres=gpu:2 sh -c 'tr "\n" ";" <"$SLURM_DDP_HOSTFILE"; echo' 2>&1) || true
 expect_eq "hostfile under launcher: slots = workers per node" "$(grep '^n1 ' <<<"$out" | sort -u)" "n1 slots=2;n2 slots=2;"
 
+# slurm-ddp check names the framework variables it finds.
+out=$(srun_t --ddp=jax,hostfile -N2 -n2 "$SDDP_BUILD_DIR/tools/slurm-ddp" check 2>&1) || true
+expect_contains "slurm-ddp check names JAX_COORDINATOR_ADDRESS" "$out" "framework variables: JAX_COORDINATOR_ADDRESS="
+expect_contains "slurm-ddp check names SLURM_DDP_HOSTFILE" "$out" "SLURM_DDP_HOSTFILE=/tmp/slurm-ddp-hostfile."
+expect_not_contains "slurm-ddp check finds the host file readable" "$out" "NOT READABLE"
+
 # A program of another framework is not harmed: only variables are added.
 out=$(srun_t --ddp=jax,tf,hostfile -N2 -n2 "$PRINTER" 2>&1) || true
 check_world "$out" 2 2 n1
