@@ -46,7 +46,7 @@ Status write_step_hostfile(const StepHostfile& file, std::uint32_t uid) {
     if (fd < 0) return io_error("create", tmp);
     // Where the hook runs as root, the file is still the job user's, as the tasks expect.
     if (::geteuid() == 0 && uid != 0 && ::fchown(fd, uid, static_cast<gid_t>(-1)) != 0) {
-        const Status st = io_error("give the job's user", tmp);
+        Status st = io_error("give the job's user", tmp);
         ::close(fd);
         ::unlink(tmp.c_str());
         return st;
@@ -56,7 +56,7 @@ Status write_step_hostfile(const StepHostfile& file, std::uint32_t uid) {
         const ssize_t n = ::write(fd, file.text.data() + done, file.text.size() - done);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) {
-            const Status st = io_error("write", tmp);
+            Status st = io_error("write", tmp);
             ::close(fd);
             ::unlink(tmp.c_str());
             return st;
@@ -64,7 +64,7 @@ Status write_step_hostfile(const StepHostfile& file, std::uint32_t uid) {
         done += static_cast<std::size_t>(n);
     }
     if (::close(fd) != 0) {
-        const Status st = io_error("write", tmp);
+        Status st = io_error("write", tmp);
         ::unlink(tmp.c_str());
         return st;
     }
