@@ -85,9 +85,17 @@ std::string format_options_help(HelpFormat format) {
                    "\n";
         }
     }
-    out += "Refused together:";
+    out += "Refused:";
     for (const auto& c : option_conflicts()) {
-        out += " " + std::string(c.first) + "+" + std::string(c.second) + ";";
+        std::string second(c.second);
+        if (second == "*") {
+            second = " with any other key";
+        } else if (second.starts_with("!")) {
+            second = " without " + second.substr(1);
+        } else {
+            second = " with " + second;
+        }
+        out += " " + std::string(c.first) + second + ";";
     }
     out += "\nSee man spank_ddp(8).\n";
     return out;
