@@ -10,11 +10,14 @@
 // Each hook's work is timed from inside (hook_timer.hpp); a --ddp step reports it, see
 // log_plugin_time. Steps without --ddp are timed too (a few clock reads) but never hear of it.
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/options.hpp"
+#include "core/options_help.hpp"
 #include "hook_timer.hpp"
 #include "local_context.hpp"
 #include "plugin_log.hpp"
@@ -71,8 +74,19 @@ void log_plugin_time(const std::string& who, const std::string& times) {
     sddp::plugin::log_verbose(who + ": plugin time " + times);
 }
 
+// `--ddp=help` in srun, sbatch or salloc: the option table on stdout, then exit 0, as Slurm's own
+// `--cpu-bind=help` does. The only place the plugin prints to stdout or exits, and only in the
+// user's command (remote == 0); in slurmstepd "help" is an invalid value like any other.
+void print_help_and_exit() {
+    const std::string text = sddp::format_options_help(sddp::HelpFormat::text);
+    (void)!std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    std::exit(0);
+}
+
 int on_option(int /*val*/, const char* optarg, int remote) noexcept {
     return guarded("the --ddp option", [&] {
+        if (!remote && optarg != nullptr && sddp::is_help_request(optarg)) print_help_and_exit();
         auto& s = state();
         const HookTimer timer(s.times.option);
         s.user_option_given = true;
@@ -96,8 +110,8 @@ struct spank_option kDdpOption = {
     const_cast<char*>("Run the step as a distributed data-parallel job: sets RANK, WORLD_SIZE, "
                       "MASTER_ADDR, MASTER_PORT, LOCAL_RANK... per task (opts: port=N, ports=K, "
                       "gpu-bind=local|single|closest|none, launcher, nproc=N, torchelastic, "
-                      "rank-order=block|node, net-hints, debug[=DIR], verbose, off; "
-                      "man spank_ddp)"),
+                      "rank-order=block|node, net-hints, jax, tf, hostfile, debug[=DIR], "
+                      "verbose, off; --ddp=help lists them all)"),
     2,  // optional argument: --ddp or --ddp=opts
     0,
     on_option,
@@ -183,6 +197,14 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
                                                {"task_init", s.times.task_init}}));
         }
         return rc;
+    });
+}
+
+// slurmstepd, once per node when the step ends: remove the step's --ddp=hostfile file.
+int slurm_spank_exit(spank_t sp, int /*ac*/, char** /*av*/) {
+    return guarded("slurm_spank_exit", [&] {
+        if (spank_context() != S_CTX_REMOTE) return 0;
+        return sddp::plugin::on_remote_exit(sp);
     });
 }
 

@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "remote_context.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <string>
 
 #include "core/contract.hpp"
 #include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
+#include "core/step_hostfile.hpp"
 #include "core/task_env.hpp"
+#include "hostfile_io.hpp"
 #include "os/host_files.hpp"
 #include "os/make_dirs.hpp"
 #include "plugin_log.hpp"
@@ -20,6 +24,12 @@ namespace sddp::plugin {
 namespace {
 
 constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
+
+std::uint32_t job_uid(spank_t sp) {
+    uid_t uid = 0;
+    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) return ::geteuid();
+    return static_cast<std::uint32_t>(uid);
+}
 
 // srun made a secret for every step in case this node turns --ddp on (local_context.cpp): a
 // task the plugin does not set up must not keep it.
@@ -79,8 +89,9 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     }
 
     std::string note;
-    const TaskHostFacts host =
+    TaskHostFacts host =
         gather_task_host_facts(env, *facts, *opts, map_env(state().step_gpu_env), &note);
+    if (opts->hostfile.value_or(false)) host.uid = job_uid(sp);
     if (!note.empty()) log_verbose("topology: " + note);
     auto task = derive_task_env(env, *opts, *facts, host);
     if (!task) return fail(sp, &*facts, task.error().message);
@@ -93,6 +104,10 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     }
     if (task->debug_dir) {
         if (auto st = make_private_directory(*task->debug_dir); !st)
+            return fail(sp, &*facts, st.error().message);
+    }
+    if (task->hostfile) {
+        if (auto st = write_step_hostfile(*task->hostfile, host.uid); !st)
             return fail(sp, &*facts, st.error().message);
     }
     if (auto st = apply_env(sp, task->vars); !st) return fail(sp, &*facts, st.error().message);
@@ -134,6 +149,19 @@ int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     if (is_special_step(step_id)) return stay_out(sp);
     if (!ddp_requested(state())) return stay_out(sp);
     return setup_task(sp, configured_rank);
+}
+
+int on_remote_exit(spank_t sp) {
+    std::uint32_t step_id = 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
+    if (is_special_step(step_id) || !ddp_requested(state())) return 0;
+    auto opts = effective_options(state());
+    if (!opts || !opts->hostfile.value_or(false)) return 0;
+    std::uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    const std::uint32_t uid = job_uid(sp);
+    remove_step_hostfile(step_hostfile_path(uid, job_id, step_id), uid);
+    return 0;
 }
 
 }  // namespace sddp::plugin

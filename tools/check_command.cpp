@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "check_command.hpp"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -8,6 +10,8 @@
 
 #include "check_facts.hpp"
 #include "check_gpu.hpp"
+#include "core/cluster_spec_env.hpp"
+#include "core/contract.hpp"
 #include "core/env_lookup.hpp"
 #include "core/identity.hpp"
 #include "core/launch_env.hpp"
@@ -35,6 +39,25 @@ struct CheckArgs {
 int usage(const std::string& why) {
     std::cerr << "slurm-ddp: check: " << why << "\nusage: " << kCheckUsage;
     return 2;
+}
+
+// One line naming what --ddp=jax, tf and hostfile set in this task, so a user sees the framework
+// variables beside the step's health (rank 0's view; every rank gets its own values).
+std::string cluster_spec_line(const EnvLookup& env) {
+    std::string items;
+    auto add = [&](const std::string& item) { items += (items.empty() ? "" : ", ") + item; };
+    for (const auto& name : cluster_spec_variable_names()) {
+        auto v = env(name);
+        if (!v) continue;
+        add(name == "TF_CONFIG" ? name + " (" + std::to_string(v->size()) + " bytes)"
+                                : name + "=" + *v);
+    }
+    if (auto path = env(contract::kHostfileVar)) {
+        const bool readable = ::access(path->c_str(), R_OK) == 0;
+        add(std::string(contract::kHostfileVar) + "=" + *path +
+            (readable ? "" : " (NOT READABLE on this node)"));
+    }
+    return items.empty() ? "" : "framework variables: " + items + "\n";
 }
 
 void print(const std::string& text, bool to_stderr) {
@@ -223,7 +246,7 @@ int run_check_command(const std::vector<std::string>& args) {
             print(format_check_json(records, problems, std::nullopt), false);
         } else {
             print(format_check_report(records, problems) + warnings + nccl_lines(records, gpus) +
-                      (nccl_note.empty() ? "" : nccl_note + "\n"),
+                      (nccl_note.empty() ? "" : nccl_note + "\n") + cluster_spec_line(env),
                   false);
         }
     }

@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "env_command.hpp"
 
+#include <glob.h>
+#include <unistd.h>
+
 #include <iostream>
 #include <optional>
 
@@ -63,8 +66,9 @@ int run_env_command(const std::vector<std::string>& args) {
     std::string note;
     // A running task cannot see its step's GPU lists before Slurm narrowed them: an empty
     // lookup, so a narrowed step shows the task's own lists (the README says so).
-    const TaskHostFacts host = gather_task_host_facts(
+    TaskHostFacts host = gather_task_host_facts(
         env, *facts, opts, [](std::string_view) { return std::optional<std::string>(); }, &note);
+    host.uid = static_cast<std::uint32_t>(::getuid());  // the task runs as the job's user
     auto task =
         derive_task_env(env, opts, *facts, host, table ? TableWanted::always : TableWanted::never);
     if (!task) return bad_input(task.error().message);

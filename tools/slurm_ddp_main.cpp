@@ -7,6 +7,8 @@
 //                                   print the environment --ddp would give this task
 //                                   (run it as `srun slurm-ddp env`)
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
+//   slurm-ddp options [--markdown|--names]
+//                                   the option table (what `srun --ddp=help` prints)
 //   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
@@ -18,6 +20,7 @@
 #include "check_command.hpp"
 #include "core/hostlist.hpp"
 #include "core/options.hpp"
+#include "core/options_help.hpp"
 #include "core/task_counts.hpp"
 #include "env_command.hpp"
 #include "version_report.hpp"
@@ -30,6 +33,7 @@ constexpr const char* kUsage =
     "       slurm-ddp env [--options=OPTS] [--plugstack=FILE] [--table]\n"
     "       slurm-ddp check-options OPTS\n"
     "       slurm-ddp check-options --site ARG...\n"
+    "       slurm-ddp options [--markdown|--names]   (the same table as srun --ddp=help)\n"
     "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
     "check)\n"
     "       slurm-ddp --version\n"
@@ -80,6 +84,19 @@ int cmd_check_options(const std::vector<std::string>& args) {
     return 0;
 }
 
+int cmd_options(const std::vector<std::string>& args) {
+    auto format = sddp::HelpFormat::text;
+    if (args.size() == 1 && args[0] == "--markdown") {
+        format = sddp::HelpFormat::markdown;
+    } else if (args.size() == 1 && args[0] == "--names") {
+        format = sddp::HelpFormat::names;
+    } else if (!args.empty()) {
+        return usage_error("options takes --markdown or --names");
+    }
+    std::cout << sddp::format_options_help(format);
+    return 0;
+}
+
 }  // namespace
 
 namespace {
@@ -99,6 +116,7 @@ int run(int argc, char** argv) {
     if (cmd == "task-counts") return cmd_task_counts(args);
     if (cmd == "env") return sddp::cli::run_env_command(args);
     if (cmd == "check-options") return cmd_check_options(args);
+    if (cmd == "options") return cmd_options(args);
     if (cmd == "check") return sddp::check::run_check_command(args);
     return usage_error("unknown command '" + cmd + "'");
 }

@@ -59,7 +59,8 @@ for line in re.findall(r"^slurm-ddp ((?:hostnames|task-counts|check-options) .*?
 options_section = readme.split("### Options", 1)[1].split("\n### ", 1)[0]
 for key in re.findall(r"^\| `([a-z][a-z-]*)(?:=[A-Z|\\a-z-]+)?` \|", options_section, re.M):
     ok = any(subprocess.run([cli, "check-options", v], capture_output=True).returncode == 0
-             for v in (key, f"{key}=1", f"{key}=29500", f"{key}=local", f"{key}=n1"))
+             for v in (key, f"{key}=1", f"{key}=29500", f"{key}=local", f"{key}=n1",
+                       f"launcher,{key}=1"))
     ok = ok or subprocess.run([cli, "check-options", "--site", f"{key}=on"], capture_output=True).returncode == 0
     ok = ok or subprocess.run([cli, "check-options", "--site", f"{key}=20000-29999"], capture_output=True).returncode == 0
     check(ok, f"options table key '{key}' is known to the parser")

@@ -38,6 +38,8 @@ refused "bad port" "port='99999999'" srun --ddp=port=99999999 -n1 sh -c "$progra
 refused "conflicting pair" "off" srun --ddp=off,verbose -n1 sh -c "$program"
 refused "bad policy" "fastest" srun --ddp=gpu-bind=fastest -n1 sh -c "$program"
 refused "sbatch refuses" "'prot'" sbatch --ddp=prot=1 --wrap "$program"
+refused "jax has no launcher" "JAX has no per-node launcher" srun --ddp=jax,launcher -n1 sh -c "$program"
+refused "tf has no launcher" "TensorFlow has no per-node launcher" srun --ddp=tf,launcher -n1 sh -c "$program"
 
 # The counter check itself can fail: a job that is accepted moves it.
 before=$(jobs_submitted)

@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -199,6 +200,22 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
         } else {
             *out = *g.step_id;
         }
+    } else if (item == S_JOB_UID) {
+        auto* out = va_arg(ap, uid_t*);
+        if (out == nullptr) {
+            bad_call("spank_get_item(S_JOB_UID, NULL)");
+            rc = ESPANK_BAD_ARG;
+        } else {
+            *out = ::getuid();
+        }
+    } else if (item == S_JOB_ID) {
+        auto* out = va_arg(ap, std::uint32_t*);
+        if (out == nullptr) {
+            bad_call("spank_get_item(S_JOB_ID, NULL)");
+            rc = ESPANK_BAD_ARG;
+        } else {
+            *out = 4242;
+        }
     } else {
         bad_call("spank_get_item for an item the host does not model: " +
                  std::to_string(static_cast<int>(item)));
@@ -325,6 +342,7 @@ struct Plugin {
     Hook user_init = nullptr;
     Hook task_init = nullptr;
     Hook local_user_init = nullptr;  // optional
+    Hook exit_hook = nullptr;        // optional
 
     Plugin() {
         dl = ::dlopen(g_plugin_path, RTLD_NOW | RTLD_LOCAL);
@@ -337,6 +355,7 @@ struct Plugin {
         user_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_user_init"));
         task_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_task_init"));
         local_user_init = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_local_user_init"));
+        exit_hook = reinterpret_cast<Hook>(::dlsym(dl, "slurm_spank_exit"));
         if (!init || !init_post_opt || !user_init || !task_init) {
             std::fprintf(stderr, "spank_plugin_host: %s lacks a SPANK hook\n", g_plugin_path);
             std::exit(2);
@@ -409,7 +428,21 @@ struct Outcome {
     std::optional<std::string> secret;  // SLURM_DDP_SECRET in the host's environment (srun)
     int bad_calls = 0;
     std::vector<std::string> bad_call_notes;
+    int exit = 0;                              // slurm_spank_exit
+    std::optional<std::string> hostfile_text;  // SLURM_DDP_HOSTFILE's content before exit
+    bool hostfile_left = false;                // the file still exists after exit
 };
+
+std::optional<std::string> read_text_file(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "r");
+    if (f == nullptr) return std::nullopt;
+    std::string text;
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, n);
+    std::fclose(f);
+    return text;
+}
 
 Outcome run(const Step& s) {
     std::snprintf(g_current, sizeof g_current, "%s", s.name.c_str());
@@ -448,6 +481,10 @@ Outcome run(const Step& s) {
         if (s.context == S_CTX_REMOTE) {
             o.user_init = p.user_init(handle(), ac, argv.data());
             o.task_init = p.task_init(handle(), ac, argv.data());
+            const auto hf = g.env.find("SLURM_DDP_HOSTFILE");
+            if (hf != g.env.end()) o.hostfile_text = read_text_file(hf->second);
+            if (p.exit_hook != nullptr) o.exit = p.exit_hook(handle(), ac, argv.data());
+            if (hf != g.env.end()) o.hostfile_left = ::access(hf->second.c_str(), F_OK) == 0;
         }
         o.task_stderr = cap.finish();
         if (const char* sec = ::getenv("SLURM_DDP_SECRET")) o.secret = sec;
@@ -603,6 +640,7 @@ void check_common(const Step& s, const Outcome& o) {
     check(o.init == 0, s, o, "slurm_spank_init must never fail");
     check(o.user_init == 0, s, o, "slurm_spank_user_init must never fail");
     check(o.local_user_init == 0, s, o, "slurm_spank_local_user_init must never fail");
+    check(o.exit == 0, s, o, "slurm_spank_exit must never fail");
     check(o.bad_calls == 0, s, o,
           "the plugin called the Slurm API with bad arguments: " +
               (o.bad_call_notes.empty() ? std::string() : o.bad_call_notes.front()));
@@ -709,7 +747,71 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n) {  // NUL-free
     return s;
 }
 
+// --ddp=hostfile: the file exists with the step's nodes while the task starts, and is gone after
+// slurm_spank_exit; a second task of the node accepts the first one's file.
+void scenario_hostfile() {
+    const std::string path = "/tmp/slurm-ddp-hostfile." + std::to_string(::getuid()) + ".4242.3";
+    ::unlink(path.c_str());
+    Step s = ddp_step("valid --ddp=hostfile", valid_env(3));
+    s.optarg = "hostfile";
+    auto o = expect_task_ok(s);
+    check(get(o.env, "SLURM_DDP_HOSTFILE") == path, s, o,
+          "SLURM_DDP_HOSTFILE=" + get(o.env, "SLURM_DDP_HOSTFILE"));
+    check(o.hostfile_text == std::optional<std::string>("n1 slots=2\nn2 slots=2\n"), s, o,
+          "host file text '" + o.hostfile_text.value_or("<none>") + "'");
+    check(!o.hostfile_left, s, o, "slurm_spank_exit left " + path);
+    // A file someone else put there first (other text) is refused, never used.
+    if (std::FILE* f = std::fopen(path.c_str(), "w")) {
+        std::fputs("evil slots=99\n", f);
+        std::fclose(f);
+    }
+    Step planted = ddp_step("--ddp=hostfile over a planted file", valid_env(1));
+    planted.optarg = "hostfile";
+    expect_task_error(planted, "is not this step's host file");
+    ::unlink(path.c_str());
+}
+
+// `--ddp=help` in srun prints the table on stdout and exits 0 (in a child: it ends the process);
+// in slurmstepd "help" is an invalid value, reported by task_init.
+void scenario_help() {
+    int pipefd[2];
+    if (::pipe(pipefd) != 0) return;
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(pipefd[1], STDOUT_FILENO);
+        ::close(pipefd[0]);
+        Step s = ddp_step("--ddp=help in srun", valid_env(0));
+        s.context = S_CTX_LOCAL;
+        s.optarg = "help";
+        (void)run(s);
+        ::_exit(42);  // not reached when the plugin exits
+    }
+    ::close(pipefd[1]);
+    std::string out;
+    char buf[4096];
+    ssize_t n = 0;
+    while ((n = ::read(pipefd[0], buf, sizeof buf)) > 0)
+        out.append(buf, static_cast<std::size_t>(n));
+    ::close(pipefd[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    Step s = ddp_step("--ddp=help in srun", valid_env(0));
+    const Outcome none;
+    check(WIFEXITED(status) && WEXITSTATUS(status) == 0, s, none,
+          "srun --ddp=help did not exit 0 (status " + std::to_string(status) + ")");
+    for (const char* needle : {"gpu-bind=local|single|closest|none", "TF_CONFIG", "hostfile",
+                               "[site only: plugstack.conf]"}) {
+        check(out.find(needle) != std::string::npos, s, none,
+              std::string("--ddp=help does not print ") + needle);
+    }
+    Step remote = ddp_step("--ddp=help in slurmstepd", valid_env(0));
+    remote.optarg = "help";
+    expect_task_error(remote, "'help'");
+}
+
 void scenarios_valid() {
+    scenario_hostfile();
+    scenario_help();
     {  // (a) plain --ddp, rank 1 on n1
         auto o = expect_task_ok(ddp_step("valid rank 1 of 4", valid_env(1)));
         Step s = ddp_step("valid rank 1 of 4 (values)", valid_env(1));

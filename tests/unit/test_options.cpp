@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <variant>
+
 #include "core/options.hpp"
+#include "core/options_help.hpp"
 
 using namespace sddp;
 
@@ -20,7 +24,7 @@ TEST(Options, ParsesEveryKey) {
         "-ib");
     ASSERT_TRUE(o.ok()) << o.error().message;
     EXPECT_EQ(*o->port, 29500);
-    EXPECT_EQ(*o->gpu_bind, "closest");
+    EXPECT_EQ(*o->gpu_bind, GpuBindPolicy::closest);
     EXPECT_TRUE(*o->verbose);
     EXPECT_TRUE(*o->gpu_share);
     EXPECT_TRUE(*o->nccl_hints);
@@ -92,7 +96,7 @@ TEST(SiteArguments, ParsesWordsAndCommaLists) {
     ASSERT_TRUE(s.ok()) << s.error().message;
     EXPECT_TRUE(*s->enabled);
     EXPECT_EQ(*s->port_range, (PortRange{21000, 21999}));
-    EXPECT_EQ(*s->gpu_bind, "single");
+    EXPECT_EQ(*s->gpu_bind, GpuBindPolicy::single);
     EXPECT_TRUE(*s->verbose);
 }
 
@@ -118,7 +122,7 @@ TEST(Options, MergeUserOverSite) {
     auto user = *parse_user_options("gpu-bind=closest,addr=login1");
     auto m = merge_options(site, user);
     EXPECT_TRUE(*m.enabled);
-    EXPECT_EQ(*m.gpu_bind, "closest");
+    EXPECT_EQ(*m.gpu_bind, GpuBindPolicy::closest);
     EXPECT_EQ(*m.addr, "login1");
     EXPECT_FALSE(m.addr_suffix.has_value());  // a literal address replaces the suffix rule
     EXPECT_EQ(*m.timeout_s, 100u);
@@ -142,4 +146,209 @@ TEST(Options, CheckFlag) {
     auto site = parse_site_arguments({"check"});
     ASSERT_TRUE(site.ok());
     EXPECT_FALSE(merge_options(*site, *parse_user_options("check=off")).check.value_or(true));
+}
+
+// ---- The option table: every row is complete, parses, and is refused where it conflicts. ----
+
+namespace {
+
+bool site_only(std::string_view name) {
+    const OptionSpec* o = find_option(name);
+    return o != nullptr && o->scope == OptionScope::site;
+}
+
+// A row's example with what it requires ("!launcher" conflicts: nproc needs launcher).
+std::string with_requirements(const OptionSpec& o, std::string text) {
+    for (const auto& c : option_conflicts()) {
+        if (c.first == o.name && c.second.starts_with("!"))
+            text = std::string(c.second.substr(1)) + "," + text;
+    }
+    return text;
+}
+
+Result<DdpOptions> parse_in_scope(const OptionSpec& o, std::string text) {
+    text = with_requirements(o, std::move(text));
+    if (o.scope == OptionScope::site) return parse_site_arguments({text});
+    return parse_user_options(text);
+}
+
+std::string row_name(const ::testing::TestParamInfo<OptionSpec>& info) {
+    std::string n(info.param.name);
+    for (auto& c : n)
+        if (c == '-') c = '_';
+    return n;
+}
+
+}  // namespace
+
+namespace sddp {
+// gtest names a row by its option, not by its bytes.
+void PrintTo(const OptionSpec& o, std::ostream* os) {
+    *os << o.name;
+}
+}  // namespace sddp
+
+class OptionRow : public ::testing::TestWithParam<OptionSpec> {};
+
+TEST_P(OptionRow, HasHelpExampleAndDefault) {
+    const OptionSpec& o = GetParam();
+    EXPECT_FALSE(o.help.empty()) << o.name;
+    EXPECT_FALSE(o.default_text.empty()) << o.name;
+    EXPECT_FALSE(o.example.empty()) << o.name;
+    EXPECT_TRUE(o.example == o.name || o.example.starts_with(std::string(o.name) + "="))
+        << o.example;
+    const std::string help = format_options_help(HelpFormat::text);
+    EXPECT_NE(help.find("  " + std::string(o.name)), std::string::npos) << o.name;
+    EXPECT_NE(help.find(std::string(o.help)), std::string::npos) << o.name;
+    if (o.type == OptionType::number) {
+        EXPECT_LE(o.min, o.max) << o.name;
+        EXPECT_GT(o.max, 0u) << o.name;
+    }
+    if (o.type == OptionType::choice) {
+        EXPECT_FALSE(o.choices.empty()) << o.name;
+    }
+    if (!o.alias_of.empty()) {
+        ASSERT_NE(find_option(o.alias_of), nullptr) << o.alias_of;
+    }
+}
+
+TEST_P(OptionRow, DefaultIsInRange) {
+    const OptionSpec& o = GetParam();
+    if (!o.literal_default) GTEST_SKIP() << o.name << " has a derived default";
+    const std::string text = o.type == OptionType::set_value
+                                 ? std::string(o.name)
+                                 : std::string(o.name) + "=" + std::string(o.default_text);
+    auto parsed = parse_in_scope(o, text);
+    EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.error().message;
+}
+
+TEST_P(OptionRow, ExampleParsesAndSetsItsField) {
+    const OptionSpec& o = GetParam();
+    auto parsed = parse_in_scope(o, std::string(o.example));
+    ASSERT_TRUE(parsed.ok()) << o.example << ": " << parsed.error().message;
+    const bool set =
+        std::visit([&](auto member) { return ((*parsed).*member).has_value(); }, o.field);
+    EXPECT_TRUE(set) << o.example;
+    // What describe_options says parses back to the same options.
+    const std::string described = describe_options(*parsed);
+    if (!described.empty() && o.scope != OptionScope::site) {
+        auto again = parse_user_options(described);
+        ASSERT_TRUE(again.ok()) << described << ": " << again.error().message;
+        EXPECT_EQ(describe_options(*again), described);
+    }
+    // The same key without a value where one is needed is refused with the example.
+    if (o.type == OptionType::number || o.type == OptionType::port || o.type == OptionType::host ||
+        o.type == OptionType::choice) {
+        auto bare = parse_in_scope(o, std::string(o.name));
+        ASSERT_FALSE(bare.ok()) << o.name;
+        EXPECT_NE(bare.error().message.find(std::string(o.example)), std::string::npos)
+            << bare.error().message;
+    }
+}
+
+TEST_P(OptionRow, BadValueNamesKeyAndValue) {
+    const OptionSpec& o = GetParam();
+    if (o.type == OptionType::flag_or_path || o.type == OptionType::host ||
+        o.type == OptionType::set_value)
+        GTEST_SKIP() << o.name << " takes any text or no value";
+    const std::string text = std::string(o.name) + "=zzz";
+    auto parsed = parse_in_scope(o, text);
+    ASSERT_FALSE(parsed.ok()) << text;
+    EXPECT_NE(parsed.error().message.find("zzz"), std::string::npos) << parsed.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, OptionRow,
+                         ::testing::ValuesIn(option_table().begin(), option_table().end()),
+                         row_name);
+
+TEST(OptionTable, NamesAreUniqueAndMergeCoversEveryField) {
+    std::vector<std::string_view> names;
+    for (const auto& o : option_table()) {
+        EXPECT_EQ(std::count(names.begin(), names.end(), o.name), 0) << o.name;
+        names.push_back(o.name);
+    }
+    // Each row's example, given by the user, survives a merge over empty site options.
+    for (const auto& o : option_table()) {
+        if (o.scope == OptionScope::site) continue;
+        auto user = parse_user_options(with_requirements(o, std::string(o.example)));
+        ASSERT_TRUE(user.ok()) << o.example;
+        const DdpOptions merged = merge_options(DdpOptions{}, *user);
+        EXPECT_EQ(describe_options(merged), describe_options(*user)) << o.example;
+    }
+}
+
+// A conflict's side as option text: "key" -> the row's example, "key=value" -> itself.
+std::string conflict_item(std::string_view side) {
+    if (side == "*") return "verbose";
+    if (side.find('=') != std::string_view::npos) return std::string(side);
+    return std::string(find_option(side)->example);
+}
+
+TEST(OptionTable, EveryConflictIsRefused) {
+    ASSERT_FALSE(option_conflicts().empty());
+    for (const auto& c : option_conflicts()) {
+        std::vector<std::string> items{conflict_item(c.first)};
+        if (!c.second.starts_with("!")) items.push_back(conflict_item(c.second));
+        std::string text;
+        for (const auto& i : items) text += (text.empty() ? "" : ",") + i;
+        const bool site = std::any_of(items.begin(), items.end(), [](const std::string& i) {
+            return site_only(i.substr(0, i.find('=')));
+        });
+        auto parsed = site ? parse_site_arguments({text}) : parse_user_options(text);
+        ASSERT_FALSE(parsed.ok()) << text;
+        EXPECT_NE(parsed.error().message.find(std::string(c.message)), std::string::npos)
+            << text << ": " << parsed.error().message;
+        // Each side alone is fine (where it is a key of its own).
+        for (const auto& i : items) {
+            if (c.second.starts_with("!")) break;
+            auto alone = site_only(i.substr(0, i.find('='))) ? parse_site_arguments({i})
+                                                             : parse_user_options(i);
+            EXPECT_TRUE(alone.ok()) << i << ": " << alone.error().message;
+        }
+    }
+}
+
+TEST(OptionTable, TypedValues) {
+    auto o = parse_user_options("gpu-bind=none,rank-order=node");
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    EXPECT_EQ(*o->gpu_bind, GpuBindPolicy::none);
+    EXPECT_EQ(*o->rank_order, RankOrder::node);
+    EXPECT_STREQ(to_string(RankOrder::block), "block");
+    auto bad = parse_user_options("rank-order=random");
+    ASSERT_FALSE(bad.ok());
+    EXPECT_NE(bad.error().message.find("block or node"), std::string::npos) << bad.error().message;
+}
+
+TEST(OptionTable, NewFrameworkOptionsCombine) {
+    auto tf_hostfile = parse_user_options("tf,hostfile");
+    ASSERT_TRUE(tf_hostfile.ok()) << tf_hostfile.error().message;
+    EXPECT_TRUE(*tf_hostfile->tf);
+    EXPECT_TRUE(*tf_hostfile->hostfile);
+    auto jax_launcher = parse_user_options("jax,launcher");
+    ASSERT_FALSE(jax_launcher.ok());
+    EXPECT_NE(jax_launcher.error().message.find("JAX has no per-node launcher"), std::string::npos);
+    auto tf_launcher = parse_user_options("launcher,tf");
+    ASSERT_FALSE(tf_launcher.ok());
+    EXPECT_TRUE(parse_user_options("hostfile,launcher").ok());
+    EXPECT_TRUE(parse_user_options("jax=no,launcher").ok());  // turned off: no conflict
+}
+
+TEST(OptionsHelp, TextMarkdownAndNamesListEveryOption) {
+    const std::string text = format_options_help(HelpFormat::text);
+    const std::string md = format_options_help(HelpFormat::markdown);
+    const std::string names = format_options_help(HelpFormat::names);
+    for (const auto& o : option_table()) {
+        EXPECT_NE(md.find("| `" + std::string(o.name)), std::string::npos) << o.name;
+        EXPECT_NE(names.find(std::string(o.name) + "\n"), std::string::npos) << o.name;
+    }
+    EXPECT_NE(text.find("[site only: plugstack.conf]"), std::string::npos);
+    EXPECT_NE(text.find("TF_CONFIG"), std::string::npos);
+    EXPECT_TRUE(is_help_request("help"));
+    EXPECT_TRUE(is_help_request(" help "));
+    EXPECT_FALSE(is_help_request("help,verbose"));
+    EXPECT_FALSE(is_help_request(""));
+    // In slurmstepd "help" is not special: an unknown key whose message lists help.
+    auto remote = parse_user_options("help");
+    ASSERT_FALSE(remote.ok());
+    EXPECT_NE(remote.error().message.find("print this table and exit"), std::string::npos);
 }

@@ -126,12 +126,7 @@ TEST(TaskEnv, TableOnlyForVerboseRankZeroUnlessAsked) {
 }
 
 TEST(TaskEnv, ErrorsFromEveryStageReachTheCaller) {
-    DdpOptions bad_policy;
-    bad_policy.gpu_bind = "nearest";
-    auto t = derive(gpu_task(0), bad_policy);
-    ASSERT_FALSE(t.ok());
-    EXPECT_NE(t.error().message.find("nearest"), std::string::npos) << t.error().message;
-
+    // A policy is typed when --ddp is parsed: an unknown one never reaches the pipeline.
     auto vars = gpu_task(0);
     vars["SLURM_STEP_TASKS_PER_NODE"] = "3(x2)";
     DdpOptions none;
@@ -152,9 +147,167 @@ TEST(TaskEnv, ErrorsFromEveryStageReachTheCaller) {
 TEST(TaskEnv, TopologyOnlyWhereUsed) {
     DdpOptions opts;
     EXPECT_FALSE(needs_topology(opts));
-    opts.gpu_bind = "closest";
+    opts.gpu_bind = GpuBindPolicy::closest;
     EXPECT_TRUE(needs_topology(opts));
-    opts.gpu_bind = "single";
+    opts.gpu_bind = GpuBindPolicy::single;
     opts.nccl_hints = true;
     EXPECT_TRUE(needs_topology(opts));
+}
+
+// ---- --ddp=jax, tf, hostfile: variables per rank. -----------------------------------------
+
+namespace {
+
+DdpOptions opts_of(const char* text) {
+    auto o = parse_user_options(text);
+    EXPECT_TRUE(o.ok()) << text;
+    return o.ok() ? *o : DdpOptions{};
+}
+
+// Task `procid` of `srun -N3 -n5` on n2, n10, n9 (Slurm's order, not a sorted one): 2+2+1 tasks.
+Vars uneven_task(std::uint32_t procid) {
+    const std::uint32_t node = procid < 2 ? 0 : (procid < 4 ? 1 : 2);
+    const std::uint32_t local = procid - (node == 0 ? 0 : (node == 1 ? 2 : 4));
+    const char* names[] = {"n2", "n10", "n9"};
+    return Vars{{"SLURM_JOB_ID", "88"},
+                {"SLURM_STEP_ID", "1"},
+                {"SLURM_PROCID", std::to_string(procid)},
+                {"SLURM_LOCALID", std::to_string(local)},
+                {"SLURM_NODEID", std::to_string(node)},
+                {"SLURM_STEP_NUM_TASKS", "5"},
+                {"SLURM_STEP_NUM_NODES", "3"},
+                {"SLURM_STEP_NODELIST", "n2,n10,n9"},
+                {"SLURM_STEP_TASKS_PER_NODE", "2(x2),1"},
+                {"SLURMD_NODENAME", names[node]},
+                {"SLURM_DISTRIBUTION", "block"},
+                {"SLURM_STEP_RESV_PORTS", "21000-21007"}};
+}
+
+}  // namespace
+
+TEST(TaskEnv, JaxCoordinatorIsMasterAddrAndPort) {
+    for (std::uint32_t r = 0; r < 4; ++r) {
+        auto t = derive(gpu_task(r), opts_of("jax"));
+        ASSERT_TRUE(t.ok()) << t.error().message;
+        auto m = as_map(*t);
+        EXPECT_EQ(m["JAX_COORDINATOR_ADDRESS"], "n1:" + m["MASTER_PORT"]);
+        EXPECT_EQ(m["JAX_NUM_PROCESSES"], "4");
+        EXPECT_EQ(m["JAX_PROCESS_ID"], std::to_string(r));
+        EXPECT_EQ(m["JAX_LOCAL_DEVICE_IDS"], m["SLURM_DDP_DEVICE"]);
+        EXPECT_EQ(m["JAX_LOCAL_DEVICE_IDS"], std::to_string(r % 2));
+    }
+    // single binding: the own GPU is device 0, not SLURM_LOCALID as JAX would assume.
+    auto single = derive(gpu_task(3), opts_of("jax,gpu-bind=single"));
+    ASSERT_TRUE(single.ok()) << single.error().message;
+    EXPECT_EQ(as_map(*single)["JAX_LOCAL_DEVICE_IDS"], "0");
+    // No GPUs: no device ids; nothing JAX-specific without the option.
+    auto cpu = derive(uneven_task(0), opts_of("jax"));
+    ASSERT_TRUE(cpu.ok()) << cpu.error().message;
+    EXPECT_EQ(as_map(*cpu).count("JAX_LOCAL_DEVICE_IDS"), 0u);
+    EXPECT_EQ(as_map(*cpu)["JAX_COORDINATOR_ADDRESS"], "n2:21000");
+    auto plain = derive(gpu_task(0), {});
+    ASSERT_TRUE(plain.ok());
+    EXPECT_EQ(as_map(*plain).count("JAX_COORDINATOR_ADDRESS"), 0u);
+    EXPECT_EQ(as_map(*plain).count("TF_CONFIG"), 0u);
+}
+
+TEST(TaskEnv, TfConfigListsWorkersInRankOrderWithOwnPorts) {
+    const std::string workers =
+        R"({"cluster":{"worker":["n2:21001","n2:21002","n10:21001","n10:21002","n9:21001"]},)";
+    for (std::uint32_t r = 0; r < 5; ++r) {
+        auto t = derive(uneven_task(r), opts_of("tf"));
+        ASSERT_TRUE(t.ok()) << t.error().message;
+        EXPECT_EQ(as_map(*t)["TF_CONFIG"],
+                  workers + R"("task":{"type":"worker","index":)" + std::to_string(r) + "}}");
+    }
+    // The derived block grows to what tf needs (3 here, so the default 4 stays)...
+    auto derived = uneven_task(0);
+    derived.erase("SLURM_STEP_RESV_PORTS");
+    derived["SLURM_STEP_NUM_NODES"] = "1";
+    derived["SLURM_STEP_NODELIST"] = "n2";
+    derived["SLURM_NODEID"] = "0";
+    derived["SLURM_LOCALID"] = "0";
+    derived["SLURM_STEP_TASKS_PER_NODE"] = "5";
+    auto grown = derive(derived, opts_of("tf"));
+    ASSERT_TRUE(grown.ok()) << grown.error().message;
+    EXPECT_EQ(grown->launch.ports_last - grown->launch.master_port + 1, 6);
+    // ...and a block someone fixed too small is refused with the size to give.
+    auto small = derive(uneven_task(0), opts_of("tf,ports=2"));
+    ASSERT_FALSE(small.ok());
+    EXPECT_NE(small.error().message.find("ports=3"), std::string::npos) << small.error().message;
+}
+
+TEST(TaskEnv, TfBindsEachWorkerToItsOwnGpuUnlessTold) {
+    auto t = derive(gpu_task(1), opts_of("tf"));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(as_map(*t)["CUDA_VISIBLE_DEVICES"], "1");
+    EXPECT_EQ(as_map(*t)["SLURM_DDP_DEVICE"], "0");
+    auto local = derive(gpu_task(1), opts_of("tf,gpu-bind=local"));
+    ASSERT_TRUE(local.ok()) << local.error().message;
+    EXPECT_EQ(as_map(*local)["CUDA_VISIBLE_DEVICES"], "0,1");
+}
+
+TEST(TaskEnv, HostfileRankZeroNodeFirstWithSlots) {
+    TaskHostFacts host;
+    host.uid = 1234;
+    auto t = derive(uneven_task(3), opts_of("hostfile"), host);
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    ASSERT_TRUE(t->hostfile.has_value());
+    EXPECT_EQ(t->hostfile->text, "n2 slots=2\nn10 slots=2\nn9 slots=1\n");
+    EXPECT_EQ(t->hostfile->path, "/tmp/slurm-ddp-hostfile.1234.88.1");
+    EXPECT_EQ(as_map(*t)["SLURM_DDP_HOSTFILE"], t->hostfile->path);
+    // Every task of the step computes the same file.
+    for (std::uint32_t r = 0; r < 5; ++r) {
+        auto other = derive(uneven_task(r), opts_of("hostfile,tf"), host);
+        ASSERT_TRUE(other.ok()) << other.error().message;
+        EXPECT_EQ(other->hostfile->text, t->hostfile->text);
+        EXPECT_EQ(other->hostfile->path, t->hostfile->path);
+    }
+    // Under launcher the slots are each node's workers (nproc).
+    auto one_per_node = gpu_task(0);
+    one_per_node["SLURM_STEP_TASKS_PER_NODE"] = "1(x2)";
+    one_per_node["SLURM_STEP_NUM_TASKS"] = "2";
+    auto launcher = derive(one_per_node, opts_of("hostfile,launcher,nproc=3"), host);
+    ASSERT_TRUE(launcher.ok()) << launcher.error().message;
+    EXPECT_EQ(launcher->hostfile->text, "n1 slots=3\nn2 slots=3\n");
+    // Without the option: no file, no variable.
+    auto plain = derive(uneven_task(0), {}, host);
+    ASSERT_TRUE(plain.ok());
+    EXPECT_FALSE(plain->hostfile.has_value());
+    EXPECT_EQ(as_map(*plain).count("SLURM_DDP_HOSTFILE"), 0u);
+}
+
+TEST(TaskEnv, HostfileRankZeroNodeFirstUnderCyclicNodeOrder) {
+    // rank-order=node with rank 0 on the first node; a cyclic step puts rank 0 on n2 too.
+    auto vars = uneven_task(0);
+    vars["SLURM_DISTRIBUTION"] = "cyclic";
+    auto t = derive(vars, opts_of("hostfile"));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    EXPECT_EQ(t->hostfile->text.substr(0, 3), "n2 ");
+}
+
+TEST(TaskEnv, VerboseTableSaysTheSameForEveryNode) {
+    auto t = derive(gpu_task(0), opts_of("verbose,jax,hostfile"));
+    ASSERT_TRUE(t.ok()) << t.error().message;
+    const std::string& table = t->table;
+    EXPECT_EQ(table.find("node-local"), std::string::npos) << table;
+    // Rank 1 (n1, local 1) and rank 3 (n2, local 1) read alike.
+    auto row = [&](const std::string& start) {
+        const auto at = table.find("\n  " + start);
+        EXPECT_NE(at, std::string::npos) << table;
+        const auto end = table.find('\n', at + 1);
+        const std::string line = table.substr(at + 1, end - at - 1);
+        return line.substr(line.find("1           ") + 12);  // the GPU column after LOCAL_RANK 1
+    };
+    EXPECT_EQ(row("1     n1"), row("3     n2"));
+    EXPECT_NE(table.find("JAX_COORDINATOR_ADDRESS"), std::string::npos) << table;
+    EXPECT_NE(table.find("SLURM_DDP_HOSTFILE"), std::string::npos) << table;
+    // A CPU step: "none" on every row alike.
+    auto cpu = gpu_task(0);
+    cpu.erase("CUDA_VISIBLE_DEVICES");
+    cpu.erase("SLURM_STEP_GPUS");
+    cpu.erase("SLURM_GPUS_ON_NODE");
+    auto c = derive(cpu, opts_of("verbose"));
+    ASSERT_TRUE(c.ok());
+    EXPECT_EQ(c->table.find("node-local"), std::string::npos) << c->table;
 }

@@ -71,8 +71,8 @@ TEST(TrainerOptions, ParsesNewKeys) {
     EXPECT_TRUE(*o.debug);
     EXPECT_EQ(*o.debug_dir, "/scratch/d");
     EXPECT_EQ(describe_options(o),
-              "net-hints,launcher,nproc=8,torchelastic,ports=16,debug=/scratch/d");
-    EXPECT_EQ(*opts_of("rank-order=node").rank_order, "node");
+              "ports=16,net-hints,launcher,nproc=8,torchelastic,debug=/scratch/d");
+    EXPECT_EQ(*opts_of("rank-order=node").rank_order, RankOrder::node);
     EXPECT_TRUE(*opts_of("nccl-hints").nccl_hints);  // the older name still works
     EXPECT_FALSE(opts_of("debug").debug_dir.has_value());
     EXPECT_FALSE(*opts_of("debug=no").debug);
@@ -84,7 +84,7 @@ TEST(TrainerOptions, SiteDefaultsAndUserOverride) {
     auto merged = merge_options(*site, opts_of("ports=2,torchelastic=no"));
     EXPECT_EQ(*merged.ports, 2u);
     EXPECT_FALSE(*merged.torchelastic);
-    EXPECT_EQ(*merged.rank_order, "node");
+    EXPECT_EQ(*merged.rank_order, RankOrder::node);
     EXPECT_EQ(*merged.debug_dir, "dbg");
 }
 

@@ -28,6 +28,8 @@ inline constexpr const char* kTimeoutVar = "SLURM_DDP_TIMEOUT";
 inline constexpr const char* kPortsVar = "SLURM_DDP_PORTS";
 // Workers of the whole step under --ddp=launcher (accelerate launch's --num_processes).
 inline constexpr const char* kNumProcessesVar = "SLURM_DDP_NUM_PROCESSES";
+// --ddp=hostfile: path of the step's `host slots=N` file on this node (removed when the step ends).
+inline constexpr const char* kHostfileVar = "SLURM_DDP_HOSTFILE";
 // tcp | pmi2 | pmix | auto: which transport the library uses.
 inline constexpr const char* kTransportVar = "SLURM_DDP_TRANSPORT";
 // "1": run the TCP rendezvous without a secret (unsafe; launches without Slurm only).

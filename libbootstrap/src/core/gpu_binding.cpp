@@ -193,30 +193,6 @@ void add_nccl_hints(const GpuBindingInput& in, const GpuFact& own, GpuBinding& b
 
 }  // namespace
 
-Result<GpuBindPolicy> parse_gpu_bind_policy(std::optional<std::string_view> text) {
-    if (!text || text->empty() || *text == "local") return GpuBindPolicy::local;
-    if (*text == "single") return GpuBindPolicy::single;
-    if (*text == "closest") return GpuBindPolicy::closest;
-    if (*text == "none") return GpuBindPolicy::none;
-    return make_error(Errc::invalid_input, "gpu-bind=" + quote_value(*text) +
-                                               " is not a policy; use local, single, closest "
-                                               "or none");
-}
-
-const char* to_string(GpuBindPolicy policy) {
-    switch (policy) {
-        case GpuBindPolicy::local:
-            return "local";
-        case GpuBindPolicy::single:
-            return "single";
-        case GpuBindPolicy::closest:
-            return "closest";
-        case GpuBindPolicy::none:
-            return "none";
-    }
-    return "?";
-}
-
 TaskPlace place_of_cpus(const GpuTopologyFacts& facts, const std::vector<int>& cpus) {
     auto common = [&](const std::vector<int>& of_cpu) {
         int v = -1;

@@ -50,20 +50,12 @@
 #include <vector>
 
 #include "core/env_lookup.hpp"
+#include "core/options.hpp"
 #include "core/result.hpp"
 
 namespace sddp {
 
-enum class GpuBindPolicy {
-    local,    // all of the step's node GPUs visible, own GPU at index LOCAL_RANK (default)
-    single,   // only the own GPU visible, at index 0
-    closest,  // like local, own GPU chosen nearest the task's CPUs (when Slurm did not choose)
-    none,     // leave Slurm's variables untouched
-};
-
-// nullopt or "" -> local. Error names the valid values.
-Result<GpuBindPolicy> parse_gpu_bind_policy(std::optional<std::string_view> text);
-const char* to_string(GpuBindPolicy policy);
+// GpuBindPolicy is an option value (core/options.hpp), typed when --ddp is parsed.
 
 // Which of the step's GPUs on this node the task can open. `task` is the per-task device cgroup
 // (ConstrainDevices=yes with narrowing): reordering the list cannot give access to peers' GPUs.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/cluster_spec_env.hpp"
 #include "core/contract.hpp"
 #include "core/hostfile.hpp"
 #include "core/hostlist.hpp"
@@ -27,7 +28,7 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
     }
     std::string host;
     // Under rank-order=node, rank 0 is the first task of the first node, whatever the host file.
-    const bool node_order = opts.rank_order == "node";
+    const bool node_order = opts.rank_order == RankOrder::node;
     if (!node_order && node_distribution(f.distribution) == "arbitrary") {
         const std::string intro =
             "MASTER_ADDR cannot be known under --distribution=arbitrary: the host of rank 0 is "
@@ -99,8 +100,7 @@ const std::vector<std::string>& launch_variable_names() {
 Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                     const LaunchContext& ctx) {
     LaunchEnv e;
-    SDDP_TRY(order, parse_rank_order(opts.rank_order));
-    e.rank = ordered_rank(f, order);
+    e.rank = ordered_rank(f, opts.rank_order.value_or(RankOrder::block));
     e.world_size = f.ntasks;
     e.local_rank = f.localid;
     e.local_world_size = f.tasks_per_node.at(f.node_index);
@@ -150,6 +150,10 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                   "use --ddp=override to let --ddp choose");
         }
         ports.user_port = static_cast<std::uint16_t>(*p);
+    }
+    if (opts.tf.value_or(false)) {
+        ports.min_size = tf_ports_needed(f);
+        ports.min_size_for = "--ddp=tf";
     }
     SDDP_TRY(block, choose_port_block(ports, opts));
     e.master_port = block.first;

@@ -25,10 +25,7 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
     if (!described.empty()) out += ", options " + described;
     out += "\n";
 
-    auto order = parse_rank_order(opts.rank_order);
-    Result<std::vector<std::vector<std::uint32_t>>> layout =
-        order ? ordered_ranks_per_node(f, *order)
-              : Result<std::vector<std::vector<std::uint32_t>>>(order.take_error());
+    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(RankOrder::block));
     if (!layout) {
         out += "slurm-ddp: per-rank table unavailable: " + layout.error().message + "\n";
         return out;
@@ -44,17 +41,15 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
 
     std::size_t host_w = 4;
     for (const auto& h : f.nodes) host_w = std::max(host_w, h.size());
+    out += "slurm-ddp: GPUS as bound with " + f.node_name +
+           "'s allocation; each node binds its own step GPUs the same way\n";
     out += "  " + pad("RANK", 6) + pad("HOST", host_w + 2) + pad("NODE_RANK", 11) +
            pad("LOCAL_RANK", 12) + "GPUS\n";
     const std::size_t shown = std::min(rows.size(), max_rows);
     for (std::size_t i = 0; i < shown; ++i) {
         const auto [rank, node, local] = rows[i];
-        std::string gpus = "-";
-        if (node == e.node_rank) {
-            gpus = gpus_here ? gpus_here(local) : "-";
-        } else {
-            gpus = "(node-local)";
-        }
+        const std::string gpus =
+            gpus_here ? gpus_here(local, static_cast<std::uint32_t>((*layout)[node].size())) : "-";
         out += "  " + pad(std::to_string(rank), 6) + pad(f.nodes[node], host_w + 2) +
                pad(std::to_string(node), 11) + pad(std::to_string(local), 12) + gpus + "\n";
     }

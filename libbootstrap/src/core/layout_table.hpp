@@ -13,12 +13,16 @@
 
 namespace sddp {
 
-// Describes the GPUs of a local rank on the printing task's node.
-using LocalGpuDescriber = std::function<std::string(std::uint32_t local_rank)>;
+// Describes the GPUs of local rank `local_rank` of a node running `node_tasks` tasks of the step,
+// by the binding rule applied to the printing task's node's GPU allocation.
+using LocalGpuDescriber =
+    std::function<std::string(std::uint32_t local_rank, std::uint32_t node_tasks)>;
 
-// Ranks on the printing task's node get `gpus_here(local_rank)`; other nodes show
-// "(node-local)": their GPU lists are only known there. Rows are capped so that a 100k-rank step
-// prints a summary, not 100k lines.
+// Every row's GPU column comes from the same rule: the binding each node computes for that
+// local rank, shown with the printing node's GPU allocation (exact there, and on every node
+// that got the same allocation: --gres=gpu:N, --gpus-per-node, --gpus-per-task). A line above
+// the rows says so, so no row reads differently from another. Rows are capped so that a
+// 100k-rank step prints a summary, not 100k lines.
 std::string format_layout_table(const StepFacts& facts, const LaunchEnv& launch,
                                 const DdpOptions& opts, const LocalGpuDescriber& gpus_here,
                                 std::size_t max_rows = 64);

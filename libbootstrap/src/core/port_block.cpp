@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/port_block.hpp"
 
+#include <algorithm>
+
 #include "core/numbers.hpp"
 #include "core/port_choice.hpp"
 
@@ -68,10 +70,18 @@ std::string port_block_text(const PortBlock& b) {
 }
 
 Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts) {
-    const std::uint32_t k = opts.ports.value_or(kDefaultPortBlock);
+    const std::uint32_t k = opts.ports.value_or(std::max(kDefaultPortBlock, in.min_size));
     if (k == 0 || k > kMaxPortBlock) {
         return make_error(Errc::invalid_input, "ports=" + std::to_string(k) + "; expected 1 to " +
                                                    std::to_string(kMaxPortBlock));
+    }
+    if (k < in.min_size) {
+        return make_error(Errc::invalid_input,
+                          "ports=" + std::to_string(k) + " is too few for " +
+                              std::string(in.min_size_for) + ", which needs " +
+                              std::to_string(in.min_size) +
+                              " (MASTER_PORT and one per task on the busiest node); give ports=" +
+                              std::to_string(in.min_size) + " or more");
     }
     if (in.user_port) return block_from(*in.user_port, k, "user", "MASTER_PORT (exported by you)");
     if (opts.port) return block_from(*opts.port, k, "option", "--ddp=port=");
@@ -81,7 +91,7 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
         // Where MpiParams=ports= is set, Slurm reserves a few ports for every step unasked. With
         // the default size the block is what Slurm reserved; a size someone asked for is a promise
         // to the program, so fewer is an error.
-        if (have < k && !opts.ports) {
+        if (have < k && !opts.ports && have >= in.min_size) {
             return PortBlock{run.first, run.last, "reserved"};
         }
         if (have < k) {

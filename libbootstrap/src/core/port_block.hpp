@@ -38,6 +38,10 @@ struct PortBlockInput {
     std::uint32_t step_id = 0;
     std::optional<std::string_view> resv_ports;  // SLURM_STEP_RESV_PORTS
     std::optional<std::uint16_t> user_port;      // MASTER_PORT the user exported (validated)
+    // The fewest ports the step's options need (--ddp=tf: one per task of the busiest node
+    // beside MASTER_PORT). The default block grows to it; a smaller ports=K is refused.
+    std::uint32_t min_size = 1;
+    std::string_view min_size_for;  // who needs them, for the message ("--ddp=tf")
 };
 
 Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts);

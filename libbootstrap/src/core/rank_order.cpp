@@ -6,13 +6,6 @@
 
 namespace sddp {
 
-Result<RankOrder> parse_rank_order(const std::optional<std::string>& text) {
-    if (!text || *text == "block") return RankOrder::block;
-    if (*text == "node") return RankOrder::node;
-    return make_error(Errc::invalid_input,
-                      "rank-order=" + quote_value(*text) + "; valid orders: block, node");
-}
-
 std::uint32_t ordered_rank(const StepFacts& f, RankOrder order) {
     if (order == RankOrder::block) return f.procid;
     // read_step_facts checked nodeid < nnodes == tasks_per_node.size() and localid < the count.

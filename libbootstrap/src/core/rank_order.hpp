@@ -13,15 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "core/options.hpp"
 #include "core/result.hpp"
 #include "core/step_facts.hpp"
 
 namespace sddp {
 
-enum class RankOrder { block, node };
-
-// nullopt means the default, block.
-Result<RankOrder> parse_rank_order(const std::optional<std::string>& text);
+// RankOrder is an option value (core/options.hpp), typed when --ddp is parsed.
 
 // This task's RANK under `order` (block: SLURM_PROCID).
 std::uint32_t ordered_rank(const StepFacts& facts, RankOrder order);

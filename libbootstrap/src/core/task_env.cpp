@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "core/cluster_spec_env.hpp"
+#include "core/contract.hpp"
 #include "core/cpu_bind_list.hpp"
 #include "core/launcher_env.hpp"
 #include "core/layout_table.hpp"
@@ -15,10 +17,8 @@ namespace {
 // (only local_rank differs), so rank 0 can also show what its node-mates compute.
 Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& env,
                                       const LaunchEnv& launch, const TaskHostFacts& host) {
-    auto policy = parse_gpu_bind_policy(opts.gpu_bind);
-    if (!policy) return policy.take_error();
     GpuBindingInput in;
-    in.policy = *policy;
+    in.policy = effective_gpu_bind(opts);
     in.allow_share = opts.gpu_share.value_or(false);
     in.nccl_hints = opts.nccl_hints.value_or(false);
     in.local_rank = static_cast<int>(launch.local_rank);
@@ -43,8 +43,11 @@ Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& e
 // node-mate computes from the same input. Exact unless Slurm narrowed lists per task, which the
 // step-level lists undo.
 LocalGpuDescriber gpu_describer(const GpuBindingInput& in) {
-    return [in = in](std::uint32_t local_rank) mutable -> std::string {  // a mutable copy
+    return [in = in](std::uint32_t local_rank,
+                     std::uint32_t node_tasks) mutable -> std::string {  // a mutable copy
         in.local_rank = static_cast<int>(local_rank);
+        in.local_world_size = static_cast<int>(node_tasks);
+        in.task_places.resize(std::min(in.task_places.size(), std::size_t{node_tasks}));
         auto b = bind_gpus(in);
         if (!b) return "?";
         if (b->visible.empty() || b->device_index < 0) return "none";
@@ -67,10 +70,47 @@ bool table_wanted(TableWanted wanted, const DdpOptions& opts, const LaunchEnv& l
     return false;
 }
 
+// --ddp=jax, tf and hostfile: after the binding (JAX_LOCAL_DEVICE_IDS is the bound device).
+// Returns the lines they add to the verbose table.
+Result<std::string> add_cluster_spec(TaskEnv& out, const DdpOptions& opts,
+                                     const TaskHostFacts& host, const TrainerEnv& trainer) {
+    std::string notes;
+    if (opts.jax.value_or(false)) {
+        const int device = out.binding.changed ? out.binding.device_index : -1;
+        auto vars = jax_env(out.launch, device, opts.override_env.value_or(false));
+        notes += "slurm-ddp: jax: " + vars.front().name + "=" + vars.front().value +
+                 (device >= 0 ? ", JAX_LOCAL_DEVICE_IDS=" + std::to_string(device) : "") + "\n";
+        out.vars.insert(out.vars.end(), vars.begin(), vars.end());
+    }
+    if (opts.tf.value_or(false)) {
+        SDDP_TRY(tf, tf_config_env(out.facts, out.launch, opts));
+        notes += "slurm-ddp: tf: TF_CONFIG worker " + std::to_string(out.launch.rank) + " of " +
+                 std::to_string(out.launch.world_size) + ", ports " +
+                 std::to_string(out.launch.master_port + 1) +
+                 ".. on each node, gpu-bind=" + to_string(effective_gpu_bind(opts)) + "\n";
+        out.vars.push_back(std::move(tf));
+    }
+    if (opts.hostfile.value_or(false)) {
+        std::optional<std::uint32_t> slots;
+        if (trainer.launcher) slots = trainer.nproc_per_node;
+        SDDP_TRY(file, step_hostfile(out.facts, out.launch, opts, host.uid, slots));
+        notes += std::string("slurm-ddp: hostfile: ") + contract::kHostfileVar + "=" + file.path +
+                 " (" + std::to_string(out.facts.nodes.size()) + " node(s), rank 0's first)\n";
+        out.vars.push_back({contract::kHostfileVar, file.path, false});
+        out.hostfile = std::move(file);
+    }
+    return notes;
+}
+
 }  // namespace
 
+GpuBindPolicy effective_gpu_bind(const DdpOptions& opts) {
+    if (opts.gpu_bind) return *opts.gpu_bind;
+    return opts.tf.value_or(false) ? GpuBindPolicy::single : GpuBindPolicy::local;
+}
+
 bool needs_topology(const DdpOptions& opts) {
-    return opts.gpu_bind.value_or("") == "closest" || opts.nccl_hints.value_or(false);
+    return effective_gpu_bind(opts) == GpuBindPolicy::closest || opts.nccl_hints.value_or(false);
 }
 
 Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
@@ -119,13 +159,15 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
         }
     }
 
+    SDDP_TRY(spec_notes, add_cluster_spec(out, opts, host, trainer));
+
     out.summary = "rank " + std::to_string(out.launch.rank) + "/" +
                   std::to_string(out.launch.world_size) + " MASTER_ADDR=" + out.launch.master_addr +
                   " MASTER_PORT=" + std::to_string(out.launch.master_port) + " " +
                   out.binding.describe;
     if (table_wanted(table, opts, out.launch)) {
         out.table = format_layout_table(facts, out.launch, opts, gpu_describer(gpu_input)) +
-                    format_trainer_notes(trainer);
+                    format_trainer_notes(trainer) + spec_notes;
     }
     return out;
 }

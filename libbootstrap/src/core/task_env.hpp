@@ -19,6 +19,7 @@
 #include "core/options.hpp"
 #include "core/result.hpp"
 #include "core/step_facts.hpp"
+#include "core/step_hostfile.hpp"
 
 namespace sddp {
 
@@ -33,10 +34,15 @@ struct TaskHostFacts {
     // net-hints: the interface towards the step's peers (GLOO_SOCKET_IFNAME), or why none.
     std::optional<std::string> gloo_ifname;
     std::optional<std::string> gloo_why_not;
+    std::uint32_t uid = 0;  // the job's user: names the --ddp=hostfile file
 };
 
 // Reading the topology costs milliseconds per task: only `closest` and the NCCL hints use it.
 bool needs_topology(const DdpOptions& opts);
+
+// The GPU binding policy in force: the option, else single under --ddp=tf (each TensorFlow
+// worker must see only its own GPU, or every worker takes GPU:0), else local.
+GpuBindPolicy effective_gpu_bind(const DdpOptions& opts);
 
 enum class TableWanted { never, rank0_if_verbose, always };
 
@@ -49,6 +55,7 @@ struct TaskEnv {
     std::string summary;                   // one line for the debug log
     bool launcher = false;                 // --ddp=launcher: no per-task GPU binding
     std::optional<std::string> debug_dir;  // --ddp=debug: the caller creates it
+    std::optional<StepHostfile> hostfile;  // --ddp=hostfile: the caller writes it
 };
 
 Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,

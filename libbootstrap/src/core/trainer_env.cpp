@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/trainer_env.hpp"
 
+#include "core/cluster_spec_env.hpp"
+#include "core/contract.hpp"
 #include "core/debug_env.hpp"
 #include "core/framework_env.hpp"
 #include "core/launcher_env.hpp"
@@ -10,10 +12,11 @@ namespace sddp {
 
 std::vector<std::string> trainer_variable_names() {
     std::vector<std::string> out;
-    for (const auto* list :
-         {&launcher_variable_names(), &framework_variable_names(), &debug_variable_names()})
+    for (const auto* list : {&launcher_variable_names(), &framework_variable_names(),
+                             &debug_variable_names(), &cluster_spec_variable_names()})
         out.insert(out.end(), list->begin(), list->end());
     out.emplace_back("GLOO_SOCKET_IFNAME");
+    out.emplace_back(contract::kHostfileVar);
     return out;
 }
 
@@ -33,12 +36,13 @@ Result<TrainerEnv> derive_trainer_env(const TrainerEnvInput& in) {
     if (out.launcher) {
         SDDP_TRY(l, derive_launcher_env(f, launch, opts, in.node_gpus));
         out.vars = std::move(l.vars);
+        out.nproc_per_node = l.nproc_per_node;
         out.notes.push_back("launcher: PET_NNODES=" + std::to_string(launch.nnodes) +
                             " PET_NPROC_PER_NODE=" + std::to_string(l.nproc_per_node) + " (" +
                             l.nproc_source + "), no RANK/LOCAL_RANK/WORLD_SIZE for the launcher");
     } else {
         out.vars = launch.vars;
-        if (opts.rank_order == "node")
+        if (opts.rank_order == RankOrder::node)
             out.notes.push_back("rank-order=node: RANK is contiguous per node");
     }
     append(worker_default_env(in.env));

@@ -32,6 +32,7 @@ struct TrainerEnv {
     // launch->vars (launcher: without the per-rank names), then the additions in order.
     std::vector<EnvAssignment> vars;
     bool launcher = false;  // the caller gives the task all the step's GPUs, no OMP_NUM_THREADS
+    std::uint32_t nproc_per_node = 1;      // launcher: the workers it starts on this node
     std::optional<std::string> debug_dir;  // to create (the caller does the I/O)
     std::vector<std::string> notes;        // lines for the verbose table
 };
