@@ -19,7 +19,8 @@
 namespace sddp::plugin {
 namespace {
 
-constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
+constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                        "ZE_AFFINITY_MASK", "SLURM_STEP_GPUS"};
 
 int fail(const StepFacts* facts, const std::string& message) {
     std::string where;
