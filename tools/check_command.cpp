@@ -125,7 +125,7 @@ int run_check_command(const std::vector<std::string>& args) {
          (*choice == TransportChoice::automatic && auto_transport(env) == TransportChoice::tcp));
     if (!tcp) id->master_port.reset();  // PMI2 listens on nothing: no port to probe
     CheckRecord mine = gather_check_record(*id, env, sddp_version(), fact_budget);
-    add_bus_id(*id, mine, fact_budget);
+    if (auto device = check_device(*id, env)) add_bus_id(*device, mine, fact_budget);
     GpuFacts gpu;
     gpu.uses_gpu = mine.gpu != "none";
     if (gpu.uses_gpu) probe_device_files("/dev", gpu);

@@ -425,6 +425,40 @@ CheckRecord on(std::uint32_t rank, const std::string& host) {
 
 // Device files the test controls: one that opens, one that does not (a directory stands in for
 // a GPU the device cgroup denies: root opens any plain file).
+// The check picks the GPU by the library's own rule: under --gpus-per-task=1 task 1 sees only
+// its own GPU and uses index 0 (not LOCAL_RANK=1, which does not exist there).
+TEST(CheckGpu, DeviceIsTheLibrarysChoice) {
+    Identity id;
+    id.local_rank = 1;
+    id.local_world_size = 4;
+    id.locality_known = true;
+    auto per_task = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "1"},
+                                                     {"SLURM_STEP_GPUS", "1"},
+                                                     {"SLURM_GPUS_ON_NODE", "4"}}));
+    ASSERT_TRUE(per_task) << per_task.error().message;
+    EXPECT_EQ(*per_task, 0);
+    // Not narrowed (--gres=gpu:4): LOCAL_RANK indexes the list.
+    auto gres = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"},
+                                                 {"SLURM_STEP_GPUS", "0,1,2,3"},
+                                                 {"SLURM_GPUS_ON_NODE", "4"}}));
+    ASSERT_TRUE(gres) << gres.error().message;
+    EXPECT_EQ(*gres, 1);
+    // srun --ddp said which.
+    id.device = 3;
+    auto ddp = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "1,0,2,3"}}));
+    ASSERT_TRUE(ddp) << ddp.error().message;
+    EXPECT_EQ(*ddp, 3);
+    // More tasks than GPUs: the library's error, not a guess.
+    id.device.reset();
+    auto crowded = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "0"},
+                                                    {"SLURM_STEP_GPUS", "0"},
+                                                    {"SLURM_GPUS_ON_NODE", "1"}}));
+    ASSERT_FALSE(crowded);
+    EXPECT_NE(crowded.error().message.find("4 tasks of this step run on this node"),
+              std::string::npos)
+        << crowded.error().message;
+}
+
 TEST(CheckGpu, DeviceFilesThatDoNotOpenAreBlocked) {
     char tmpl[] = "/tmp/sddp-devs.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
