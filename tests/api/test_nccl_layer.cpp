@@ -111,6 +111,60 @@ TEST(NcclLoading, VersionCheck) {
         << old.error().message;
 }
 
+namespace {
+
+const std::string kBuiltRuntime = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
+const std::string kPrevRuntime = "libcudart.so." + std::to_string(SDDP_FAKE_CUDART_PREV);
+
+int major_of(const nccl::CudaApi& api) {
+    void* h = dlopen(api.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    auto* f = h ? reinterpret_cast<int (*)()>(dlsym(h, "fake_cudart_major")) : nullptr;
+    return f ? f() : -1;
+}
+
+bool loaded(const std::string& soname) {
+    return dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD) != nullptr;
+}
+
+}  // namespace
+
+TEST(CudaRuntime, SonameOrderStartsWithTheBuiltMajor) {
+    EXPECT_EQ(
+        nccl::cudart_sonames(13),
+        (std::vector<std::string>{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}));
+    EXPECT_EQ(
+        nccl::cudart_sonames(12),
+        (std::vector<std::string>{"libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"}));
+}
+
+// A runtime newer than the driver answers "insufficient driver": the next major is used.
+TEST(CudaRuntime, InsufficientDriverFallsBackToTheNextMajor) {
+    if (loaded(kBuiltRuntime) || loaded(kPrevRuntime))
+        GTEST_SKIP() << "a runtime is loaded already (run this test in a process of its own)";
+    setenv("FAKE_CUDA_DRIVER_MAJOR", std::to_string(SDDP_FAKE_CUDART_PREV).c_str(), 1);
+    auto api = nccl::load_cuda_runtime({kBuiltRuntime, kPrevRuntime});
+    ASSERT_TRUE(api) << api.error().message;
+    EXPECT_EQ(major_of(*api), SDDP_FAKE_CUDART_PREV) << api->path;
+    // No runtime old enough (or no driver): the preferred one, whose insufficient-driver error
+    // GPU selection then explains.
+    setenv("FAKE_CUDA_DRIVER_MAJOR", "1", 1);
+    auto none = nccl::load_cuda_runtime({kBuiltRuntime, kPrevRuntime});
+    unsetenv("FAKE_CUDA_DRIVER_MAJOR");
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_EQ(major_of(*none), CUDART_VERSION / 1000) << none->path;
+}
+
+// The runtime the process already holds (PyTorch cu12's) wins over the one this was built with.
+TEST(CudaRuntime, TheRuntimeAlreadyInTheProcessFirst) {
+    if (loaded(kBuiltRuntime) || loaded(kPrevRuntime))
+        GTEST_SKIP() << "a runtime is loaded already (run this test in a process of its own)";
+    ASSERT_NE(dlopen(kPrevRuntime.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
+    auto api = nccl::load_cuda_runtime(nccl::cudart_sonames(CUDART_VERSION / 1000));
+    ASSERT_TRUE(api) << api.error().message;
+    EXPECT_EQ(major_of(*api), SDDP_FAKE_CUDART_PREV) << api->path;
+    EXPECT_FALSE(loaded(kBuiltRuntime)) << "a second runtime was loaded";
+}
+
 TEST(NcclComms, HandsOutBlockingChildrenOfANonBlockingParent) {
     reset(nullptr);
     auto t = make_self_transport();

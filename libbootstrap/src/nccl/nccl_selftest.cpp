@@ -37,38 +37,41 @@ void run_allreduce(const NcclApi& nccl, const CudaApi& cuda, ncclComm_t comm, in
     // The current device is per thread: this one sets its own.
     if (cudaError_t e = cuda.SetDevice(device); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaSetDevice(" + std::to_string(device) + ")", e));
-    void* buf = nullptr;
-    if (cudaError_t e = cuda.Malloc(&buf, sizeof(std::int64_t)); e != cudaSuccess)
+    DeviceBuffer buf(cuda);
+    if (cudaError_t e = buf.allocate(sizeof(std::int64_t)); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaMalloc(8 bytes)", e));
     const std::int64_t mine = rank + 1;
-    if (cudaError_t e = cuda.Memcpy(buf, &mine, sizeof mine, cudaMemcpyHostToDevice);
+    if (cudaError_t e = cuda.Memcpy(buf.get(), &mine, sizeof mine, cudaMemcpyHostToDevice);
         e != cudaSuccess) {
-        (void)cuda.Free(buf);
         return fail(Errc::io, cuda_text(cuda, "cudaMemcpy (host to device)", e));
     }
-    cudaStream_t stream = nullptr;
-    if (cudaError_t e = cuda.StreamCreate(&stream); e != cudaSuccess) {
-        (void)cuda.Free(buf);
+    Stream stream(cuda);
+    if (cudaError_t e = stream.create(); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaStreamCreate", e));
-    }
-    const ncclResult_t r = nccl.AllReduce(buf, buf, 1, ncclInt64, ncclSum, comm, stream);
+    const ncclResult_t r =
+        nccl.AllReduce(buf.get(), buf.get(), 1, ncclInt64, ncclSum, comm, stream.get());
     if (r != ncclSuccess) {
         return fail(Errc::io, "ncclAllReduce failed: " + nccl_error_text(nccl, r, comm));
     }
+    const auto in_flight = [&] {
+        buf.keep();
+        stream.keep();
+    };
     std::chrono::microseconds pause{0};
     for (;;) {
-        const cudaError_t q = cuda.StreamQuery(stream);
+        const cudaError_t q = cuda.StreamQuery(stream.get());
         if (q == cudaSuccess) break;
-        if (q != cudaErrorNotReady)
+        if (q != cuda.not_ready)
             return fail(Errc::io, cuda_text(cuda, "cudaStreamQuery after ncclAllReduce", q));
         // A peer's failure shows on the communicator, not on the stream.
         ncclResult_t state = ncclSuccess;
         if (nccl.CommGetAsyncError(comm, &state) == ncclSuccess && state != ncclSuccess &&
             state != ncclInProgress) {
+            in_flight();
             return fail(Errc::io, "ncclAllReduce failed: " + nccl_error_text(nccl, state, comm));
         }
         if (Clock::now() >= deadline) {
-            // Still in flight: the buffer and the stream stay until the caller aborts `comm`.
+            in_flight();
             return fail(Errc::timeout,
                         "the all-reduce was enqueued but did not complete within " +
                             seconds(timeout) +
