@@ -146,11 +146,12 @@ int run_check_command(const std::vector<std::string>& args) {
     if (sddp_init(&opts, &h) != SDDP_OK) {
         return report_exchange_failure(a, env, mine, multi_node, sddp_last_error());
     }
+    bool allreduce_inside_nccl = false;
     if (nccl) {
         // Half the budget: a rank whose all-reduce hangs must still reach the exchange below
         // before its peers' wait there (the full timeout) runs out, to say so.
         auto sum = nccl::check_allreduce(sddp_nccl_comm(h), sddp_cuda_device(h), sddp_rank(h),
-                                         sddp_world_size(h), a.timeout / 2);
+                                         sddp_world_size(h), a.timeout / 2, &allreduce_inside_nccl);
         gpu.nccl = sum ? "ok" : "failed";
         gpu.nccl_detail =
             sum ? "sum " + std::to_string(sum->got) + " = " + std::to_string(sum->expected)
@@ -181,7 +182,12 @@ int run_check_command(const std::vector<std::string>& args) {
     }
     // Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
     // communicators are aborted on every rank rather than finalised.
-    if (nccl_failed) {
+    if (allreduce_inside_nccl) {
+        // A thread is still inside ncclAllReduce on the world communicator: aborting or
+        // finalising it now would free it under that thread. The handle is left to the
+        // process's exit, which follows the report; every rank knows of the failure already.
+        (void)sddp_barrier(h);
+    } else if (nccl_failed) {
         // The abort reaches the other ranks over the rendezvous and could overtake the facts on
         // their way to them: nobody aborts before every rank holds them.
         (void)sddp_barrier(h);

@@ -230,6 +230,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         p.local_comm = s.local_comm;
         p.unique_ids = s.unique_ids;
         p.nccl_comm_id = env("NCCL_COMM_ID");
+        p.nccl_comm_blocking = env("NCCL_COMM_BLOCKING");
         p.timeout = s.timeout;
         p.host = h->host;
         auto comms = nccl::create_comms(*h->transport, p);
