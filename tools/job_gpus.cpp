@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "job_gpus.hpp"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
