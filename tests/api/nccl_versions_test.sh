@@ -56,7 +56,8 @@ for d in "$dir"/nvidia-nccl-cu1[0-9]-*; do
             fail "$name: init did not stop at GPU selection: $out"
     fi
     if ((code >= 22300)); then
-        nm -D --defined-only "$lib" | grep -qw ncclCommInitRankScalable ||
+        # grep reads all of nm's output (with -q it would stop early and nm die of SIGPIPE).
+        nm -D --defined-only "$lib" | grep -w ncclCommInitRankScalable >/dev/null ||
             fail "$name: no ncclCommInitRankScalable"
     fi
     if [ -f "$d/include/nccl.h" ]; then
