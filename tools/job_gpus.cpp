@@ -74,21 +74,23 @@ std::optional<std::string> show_job(const std::string& job, std::chrono::millise
 }  // namespace
 
 EnvLookup step_gpu_env_from_job(const EnvLookup& env, std::chrono::milliseconds budget) {
-    const EnvLookup none = [](std::string_view) { return std::optional<std::string>(); };
+    const auto none = [] {
+        return EnvLookup([](std::string_view) { return std::optional<std::string>(); });
+    };
     const SlurmGpuEnv task = read_slurm_gpu_env(env, EnvLookup());
     const auto job = env("SLURM_JOB_ID");
     const auto node = env("SLURMD_NODENAME");
-    if (!task.task_visible || !task.gpus_on_node || !job || !node) return none;
+    if (!task.task_visible || !task.gpus_on_node || !job || !node) return none();
     const auto on_node = parse_decimal(*task.gpus_on_node, 1u << 16);
     const auto own = static_cast<std::uint64_t>(
         std::count(task.task_visible->begin(), task.task_visible->end(), ',') + 1);
-    if (!on_node || *on_node <= own) return none;  // not narrowed: the task's list is the step's
+    if (!on_node || *on_node <= own) return none();  // not narrowed: the task's list is the step's
     const auto text = show_job(*job, budget);
-    if (!text) return none;
+    if (!text) return none();
     const auto indices = job_gpu_indices(*text, *node);
     if (!indices || static_cast<std::uint64_t>(std::count(indices->begin(), indices->end(), ',') +
                                                1) != *on_node) {
-        return none;  // the step holds only some of the job's GPUs here: not known which
+        return none();  // the step holds only some of the job's GPUs here: not known which
     }
     return map_env({{task.visible_var, *indices}, {"SLURM_STEP_GPUS", *indices}});
 }
