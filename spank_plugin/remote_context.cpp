@@ -23,7 +23,8 @@
 namespace sddp::plugin {
 namespace {
 
-constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "SLURM_STEP_GPUS"};
+constexpr const char* kStepGpuVars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                        "ZE_AFFINITY_MASK", "SLURM_STEP_GPUS"};
 
 std::uint32_t job_uid(spank_t sp) {
     uid_t uid = 0;

@@ -148,7 +148,7 @@ int run_check_command(const std::vector<std::string>& args) {
          (*choice == TransportChoice::automatic && auto_transport(env) == TransportChoice::tcp));
     if (!tcp) id->master_port.reset();  // PMI2 listens on nothing: no port to probe
     CheckRecord mine = gather_check_record(*id, env, sddp_version(), fact_budget);
-    add_bus_id(*id, mine, fact_budget);
+    if (auto device = check_device(*id, env)) add_bus_id(*device, mine, fact_budget);
     GpuFacts gpu;
     gpu.uses_gpu = mine.gpu != "none";
     if (gpu.uses_gpu) probe_device_files("/dev", gpu);
@@ -169,11 +169,12 @@ int run_check_command(const std::vector<std::string>& args) {
     if (sddp_init(&opts, &h) != SDDP_OK) {
         return report_exchange_failure(a, env, mine, multi_node, sddp_last_error());
     }
+    bool allreduce_inside_nccl = false;
     if (nccl) {
         // Half the budget: a rank whose all-reduce hangs must still reach the exchange below
         // before its peers' wait there (the full timeout) runs out, to say so.
         auto sum = nccl::check_allreduce(sddp_nccl_comm(h), sddp_cuda_device(h), sddp_rank(h),
-                                         sddp_world_size(h), a.timeout / 2);
+                                         sddp_world_size(h), a.timeout / 2, &allreduce_inside_nccl);
         gpu.nccl = sum ? "ok" : "failed";
         gpu.nccl_detail =
             sum ? "sum " + std::to_string(sum->got) + " = " + std::to_string(sum->expected)
@@ -204,7 +205,12 @@ int run_check_command(const std::vector<std::string>& args) {
     }
     // Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
     // communicators are aborted on every rank rather than finalised.
-    if (nccl_failed) {
+    if (allreduce_inside_nccl) {
+        // A thread is still inside ncclAllReduce on the world communicator: aborting or
+        // finalising it now would free it under that thread. The handle is left to the
+        // process's exit, which follows the report; every rank knows of the failure already.
+        (void)sddp_barrier(h);
+    } else if (nccl_failed) {
         // The abort reaches the other ranks over the rendezvous and could overtake the facts on
         // their way to them: nobody aborts before every rank holds them.
         (void)sddp_barrier(h);

@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "check_gpu.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp::check {
@@ -146,8 +147,7 @@ std::string driver_version() {
     return v.empty() ? "unknown" : v;
 }
 
-// The device this rank would use, as the library chooses it: SLURM_DDP_DEVICE, else LOCAL_RANK,
-// indexing CUDA_VISIBLE_DEVICES.
+// The device this rank would use, chosen as the library chooses it (check_gpu.hpp).
 void gpu_facts(const Identity& id, const EnvLookup& env, CheckRecord& r) {
     const auto visible = env("CUDA_VISIBLE_DEVICES");
     if (!visible || visible->empty() || *visible == "NoDevFiles") {
@@ -155,16 +155,14 @@ void gpu_facts(const Identity& id, const EnvLookup& env, CheckRecord& r) {
         return;
     }
     const auto list = split(*visible, ',');
-    const std::uint32_t index = id.device ? static_cast<std::uint32_t>(*id.device) : id.local_rank;
-    if (index >= list.size()) {
+    const auto index = check_device(id, env);
+    if (!index || *index < 0 || static_cast<std::size_t>(*index) >= list.size()) {
         r.gpu = "?";
-        r.gpu_error = "would use visible GPU " + std::to_string(index) + " but " +
-                      "CUDA_VISIBLE_DEVICES=" + quote_value(*visible) + " has " +
-                      std::to_string(list.size()) +
-                      " (cudaSetDevice fails with \"invalid device ordinal\")";
+        r.gpu_error =
+            index ? "would use visible GPU " + std::to_string(*index) : index.error().message;
         return;
     }
-    const std::string& entry = list[index];
+    const std::string& entry = list[static_cast<std::size_t>(*index)];
     r.gpu_key = "cuda:" + entry;
     r.gpu = entry;
     // A numeric entry is the driver's index: its device file must open for this user.

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "core/device_choice.hpp"
 #include "nccl/nccl_layer.hpp"
 
 namespace sddp::check {
@@ -104,9 +105,19 @@ void probe_device_files(const std::string& dir, GpuFacts& f) {
     }
 }
 
-void add_bus_id(const Identity& id, CheckRecord& r, std::chrono::milliseconds budget) {
-    if (r.gpu == "none" || r.gpu == "?" || !r.gpu_error.empty()) return;
-    const int device = id.device ? static_cast<int>(*id.device) : static_cast<int>(id.local_rank);
+Result<int> check_device(const Identity& id, const EnvLookup& env) {
+    DeviceChoiceInput in =
+        device_choice_input(id.device, static_cast<int>(id.local_rank),
+                            static_cast<int>(id.local_world_size), id.locality_known, env);
+    const auto& visible = in.slurm.task_visible;
+    in.device_count = 0;
+    if (visible && !visible->empty() && *visible != "NoDevFiles")
+        in.device_count = static_cast<int>(std::count(visible->begin(), visible->end(), ',') + 1);
+    return choose_device(in);
+}
+
+void add_bus_id(int device, CheckRecord& r, std::chrono::milliseconds budget) {
+    if (r.gpu == "none" || r.gpu == "?" || !r.gpu_error.empty() || device < 0) return;
     struct Shared {
         std::mutex mu;
         std::condition_variable cv;

@@ -12,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "core/env_lookup.hpp"
 #include "core/identity.hpp"
+#include "core/result.hpp"
 #include "core/step_check.hpp"
 
 namespace sddp::check {
@@ -35,10 +37,15 @@ GpuFacts decode_gpu_facts(std::span<const std::uint8_t> bytes);
 // cgroup with ConstrainDevices) a task gets EPERM on the GPUs of its siblings.
 void probe_device_files(const std::string& dir, GpuFacts& f);
 
-// The bus id of the GPU this rank will use (cudaDeviceGetPCIBusId of the visible device the
-// library would choose, on a thread given up after `budget`), into r.gpu and r.gpu_key, so that
-// two ranks of one host naming one GPU differently (an index and a UUID) are still caught.
-void add_bus_id(const Identity& id, CheckRecord& r, std::chrono::milliseconds budget);
+// The index into this task's CUDA_VISIBLE_DEVICES of the GPU the library would use, by the very
+// rule sddp_init applies (core/device_choice.hpp, the plugin's binding rules), with the list's
+// length standing in for cudaGetDeviceCount; the error is the one sddp_init would give.
+Result<int> check_device(const Identity& id, const EnvLookup& env);
+
+// The bus id of the GPU this rank will use (cudaDeviceGetPCIBusId of visible device `device`, on
+// a thread given up after `budget`), into r.gpu and r.gpu_key, so that two ranks of one host
+// naming one GPU differently (an index and a UUID) are still caught.
+void add_bus_id(int device, CheckRecord& r, std::chrono::milliseconds budget);
 
 // Pure: one warning per node where tasks that use GPUs cannot open each other's GPU device
 // files: NCCL then loses CUDA IPC and P2P/NVLink between them.

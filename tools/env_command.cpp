@@ -4,12 +4,15 @@
 #include <glob.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <iostream>
 #include <optional>
 
 #include "core/options.hpp"
 #include "core/step_facts.hpp"
 #include "core/task_env.hpp"
+#include "job_gpus.hpp"
+#include "os/host_files.hpp"
 #include "os/plugstack_file.hpp"
 #include "os/process_env.hpp"
 #include "topology/task_host_facts.hpp"
@@ -64,10 +67,11 @@ int run_env_command(const std::vector<std::string>& args) {
     auto facts = read_step_facts(env);
     if (!facts) return bad_input(facts.error().message);
     std::string note;
-    // A running task cannot see its step's GPU lists before Slurm narrowed them: an empty
-    // lookup, so a narrowed step shows the task's own lists (the README says so).
+    // A running task cannot see its step's GPU lists before Slurm narrowed them: rebuilt from
+    // the controller's record of the job where that says which they are, so that the CLI widens
+    // them as the plugin does; otherwise the task's own lists are shown.
     TaskHostFacts host = gather_task_host_facts(
-        env, *facts, opts, [](std::string_view) { return std::optional<std::string>(); }, &note);
+        env, *facts, opts, step_gpu_env_from_job(env, std::chrono::seconds(3)), &note);
     host.uid = static_cast<std::uint32_t>(::getuid());  // the task runs as the job's user
     auto task =
         derive_task_env(env, opts, *facts, host, table ? TableWanted::always : TableWanted::never);

@@ -41,6 +41,19 @@ else
     echo "ok: no NCCL on this machine, and the message names libnccl.so.2"
 fi
 
+# RCCL when asked (SLURM_DDP_NCCL_LIBRARY), with the HIP runtime in place of the CUDA runtime:
+# the fakes of both complete a world of one.
+if [[ -e $fakes/amd/librccl.so.1 ]]; then
+    amd=$(LD_LIBRARY_PATH=$fakes/amd SLURM_DDP_NCCL_LIBRARY=librccl.so.1 "$probe" init)
+    echo "$amd"
+    grep -q '^have_nccl=1 version=22809$' <<<"$amd" || fail "librccl.so.1 not loaded"
+    grep -q '^init=SDDP_OK' <<<"$amd" || fail "init on RCCL and HIP failed"
+    grep -q '^finalize=SDDP_OK' <<<"$amd" || fail "finalize on RCCL failed"
+    missing=$(LD_LIBRARY_PATH=$fakes/amd SLURM_DDP_NCCL_LIBRARY=librccl.so.9 "$probe" init)
+    grep -q 'init=SDDP_ERR_UNSUPPORTED: .*librccl.so.9' <<<"$missing" || fail "no message naming librccl.so.9"
+    echo "ok: RCCL and the HIP runtime load when SLURM_DDP_NCCL_LIBRARY asks for them"
+fi
+
 # An older libnccl.so.2 first on LD_LIBRARY_PATH (as a PyTorch wheel's would be): named.
 old=$(LD_LIBRARY_PATH=$fakes FAKE_NCCL_VERSION=21500 "$probe" init)
 echo "$old"

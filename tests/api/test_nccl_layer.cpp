@@ -16,6 +16,7 @@
 
 #include "check_gpu.hpp"
 #include "nccl/nccl_agreement.hpp"
+#include "nccl/nccl_environment.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "nccl/nccl_library.hpp"
 #include "nccl/nccl_unique_ids.hpp"
@@ -46,6 +47,15 @@ void reset(const char* script) {
         setenv("FAKE_NCCL", script, 1);
     else
         unsetenv("FAKE_NCCL");
+}
+
+// Buffers and streams the fake CUDA runtime has handed out and not had back.
+int cuda_live() {
+    auto api = nccl::cuda_api();
+    if (!api) return -1;
+    void* lib = dlopen((*api)->path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    auto* f = lib ? reinterpret_cast<int (*)()>(dlsym(lib, "fake_cuda_live")) : nullptr;
+    return f ? f() : -1;
 }
 
 // Position of `line` in the log (npos if absent), for order checks.
@@ -111,6 +121,60 @@ TEST(NcclLoading, VersionCheck) {
         << old.error().message;
 }
 
+namespace {
+
+const std::string kBuiltRuntime = "libcudart.so." + std::to_string(CUDART_VERSION / 1000);
+const std::string kPrevRuntime = "libcudart.so." + std::to_string(SDDP_FAKE_CUDART_PREV);
+
+int major_of(const nccl::CudaApi& api) {
+    void* h = dlopen(api.path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    auto* f = h ? reinterpret_cast<int (*)()>(dlsym(h, "fake_cudart_major")) : nullptr;
+    return f ? f() : -1;
+}
+
+bool loaded(const std::string& soname) {
+    return dlopen(soname.c_str(), RTLD_NOW | RTLD_NOLOAD) != nullptr;
+}
+
+}  // namespace
+
+TEST(CudaRuntime, SonameOrderStartsWithTheBuiltMajor) {
+    EXPECT_EQ(
+        nccl::cudart_sonames(13),
+        (std::vector<std::string>{"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}));
+    EXPECT_EQ(
+        nccl::cudart_sonames(12),
+        (std::vector<std::string>{"libcudart.so.12", "libcudart.so.13", "libcudart.so.11.0"}));
+}
+
+// A runtime newer than the driver answers "insufficient driver": the next major is used.
+TEST(CudaRuntime, InsufficientDriverFallsBackToTheNextMajor) {
+    if (loaded(kBuiltRuntime) || loaded(kPrevRuntime))
+        GTEST_SKIP() << "a runtime is loaded already (run this test in a process of its own)";
+    setenv("FAKE_CUDA_DRIVER_MAJOR", std::to_string(SDDP_FAKE_CUDART_PREV).c_str(), 1);
+    auto api = nccl::load_cuda_runtime({kBuiltRuntime, kPrevRuntime});
+    ASSERT_TRUE(api) << api.error().message;
+    EXPECT_EQ(major_of(*api), SDDP_FAKE_CUDART_PREV) << api->path;
+    // No runtime old enough (or no driver): the preferred one, whose insufficient-driver error
+    // GPU selection then explains.
+    setenv("FAKE_CUDA_DRIVER_MAJOR", "1", 1);
+    auto none = nccl::load_cuda_runtime({kBuiltRuntime, kPrevRuntime});
+    unsetenv("FAKE_CUDA_DRIVER_MAJOR");
+    ASSERT_TRUE(none) << none.error().message;
+    EXPECT_EQ(major_of(*none), CUDART_VERSION / 1000) << none->path;
+}
+
+// The runtime the process already holds (PyTorch cu12's) wins over the one this was built with.
+TEST(CudaRuntime, TheRuntimeAlreadyInTheProcessFirst) {
+    if (loaded(kBuiltRuntime) || loaded(kPrevRuntime))
+        GTEST_SKIP() << "a runtime is loaded already (run this test in a process of its own)";
+    ASSERT_NE(dlopen(kPrevRuntime.c_str(), RTLD_NOW | RTLD_LOCAL), nullptr) << dlerror();
+    auto api = nccl::load_cuda_runtime(nccl::cudart_sonames(CUDART_VERSION / 1000));
+    ASSERT_TRUE(api) << api.error().message;
+    EXPECT_EQ(major_of(*api), SDDP_FAKE_CUDART_PREV) << api->path;
+    EXPECT_FALSE(loaded(kBuiltRuntime)) << "a second runtime was loaded";
+}
+
 TEST(NcclComms, HandsOutBlockingChildrenOfANonBlockingParent) {
     reset(nullptr);
     auto t = make_self_transport();
@@ -129,6 +193,15 @@ TEST(NcclComms, HandsOutBlockingChildrenOfANonBlockingParent) {
     // Each split waited on the parent, then on the child NCCL wrote afterwards.
     EXPECT_LT(at(log, "  -> c3 blocking=1 share=1"), at(log, "poll c3")) << log;
     EXPECT_NE(at(log, "poll c2"), std::string::npos) << log;
+    // A user's own split of the world communicator shares nothing with it.
+    auto api = nccl::nccl_api();
+    ASSERT_TRUE(api);
+    ncclComm_t mine = nullptr;
+    ncclConfig_t plain = NCCL_CONFIG_INITIALIZER;
+    ASSERT_EQ((*api)->CommSplit(static_cast<ncclComm_t>((*c)->world()), 0, 0, &mine, &plain),
+              ncclSuccess);
+    EXPECT_NE(at(fake_log(), "  -> c4 blocking=1 share=0"), std::string::npos) << fake_log();
+    (void)(*api)->CommDestroy(mine);
     ASSERT_TRUE((*c)->finalize(5s));
 }
 
@@ -231,6 +304,35 @@ TEST(NcclComms, CommIdWithSeveralIdsRefused) {
     EXPECT_NE(s.error().message.find("NCCL_COMM_ID='10.0.0.1:5000'"), std::string::npos)
         << s.error().message;
     EXPECT_NE(s.error().message.find("Unset NCCL_COMM_ID"), std::string::npos);
+}
+
+// NCCL_COMM_BLOCKING overrides both configs inside NCCL (the fake does as NCCL's
+// envConfigOverride): refused before init on every value NCCL would apply.
+TEST(NcclComms, CommBlockingInTheEnvironmentIsRefused) {
+    for (const char* v : {"1", "0", "0x1", "1 "}) {
+        reset(nullptr);
+        setenv("NCCL_COMM_BLOCKING", v, 1);
+        auto t = make_self_transport();
+        auto p = one_rank();
+        p.nccl_comm_blocking = v;
+        auto c = nccl::create_comms(*t, p);
+        unsetenv("NCCL_COMM_BLOCKING");
+        ASSERT_FALSE(c) << v << ": " << fake_log();
+        EXPECT_EQ(c.error().code, Errc::invalid_input);
+        EXPECT_NE(c.error().message.find(std::string("NCCL_COMM_BLOCKING='") + v + "'"), std::string::npos)
+            << c.error().message;
+        EXPECT_NE(c.error().message.find("unset NCCL_COMM_BLOCKING"), std::string::npos)
+            << c.error().message;
+        EXPECT_EQ(fake_log().find("init c"), std::string::npos) << fake_log();
+    }
+    EXPECT_NE(nccl::check_comm_blocking("0").error().message.find("ncclInProgress"),
+              std::string::npos);
+    // Values NCCL ignores change nothing.
+    for (const char* v : {"", "yes", "2", "-1"}) {
+        EXPECT_FALSE(nccl::comm_blocking_override(std::string(v))) << v;
+        EXPECT_TRUE(nccl::check_comm_blocking(std::string(v))) << v;
+    }
+    EXPECT_TRUE(nccl::check_comm_blocking(std::nullopt));
 }
 
 TEST(NcclIds, RootsFollowNcclGrouping) {
@@ -346,7 +448,19 @@ TEST(NcclAgreement, VerdictPrefersARealFailureToTimeouts) {
     EXPECT_FALSE(nccl::judge_outcomes({Bytes{7}}, "x"));  // not an outcome
 }
 
-// A blocking child's ncclCommFinalize that never returns (a peer never finalises) is bounded.
+// Waits up to 3 s for `line` to appear in the fake's log (a detached thread writes it).
+static bool log_shows(const std::string& line) {
+    for (int i = 0; i < 300; ++i) {
+        if (at(fake_log(), line) != std::string::npos) return true;
+        std::this_thread::sleep_for(10ms);
+    }
+    return false;
+}
+
+// A blocking child's ncclCommFinalize that never returns (an operation queued on it never
+// completes) is bounded, and the communicator is never aborted under the thread still inside
+// ncclCommFinalize: the parent's abort (shared abort flag) makes it return, and that thread
+// aborts it then.
 TEST(NcclComms, BlockedFinalizeIsAbortedAtTheDeadline) {
     reset(nullptr);
     auto t = make_self_transport();
@@ -361,9 +475,46 @@ TEST(NcclComms, BlockedFinalizeIsAbortedAtTheDeadline) {
     EXPECT_EQ(s.error().code, Errc::timeout);
     EXPECT_NE(s.error().message.find("ncclCommFinalize did not return"), std::string::npos)
         << s.error().message;
+    ASSERT_TRUE(log_shows("abort c3")) << fake_log();
     const std::string log = fake_log();
-    EXPECT_LT(at(log, "finalize c3"), at(log, "abort c3")) << log;
-    EXPECT_NE(at(log, "abort c1"), std::string::npos) << log;  // and the rest
+    EXPECT_EQ(log.find("under a running call"), std::string::npos) << log;
+    EXPECT_LT(at(log, "abort c1"), at(log, "finalize c3 returned")) << log;
+    EXPECT_LT(at(log, "finalize c3 returned"), at(log, "abort c3")) << log;
+}
+
+// The check's all-reduce blocked inside NCCL past its deadline is reported, and the caller is
+// told not to touch the communicator while that thread is there.
+TEST(NcclSelfTest, AllReduceBlockedInsideNcclIsLeftToItsThread) {
+    reset(nullptr);
+    auto t = make_self_transport();
+    auto c = nccl::create_comms(*t, one_rank());
+    ASSERT_TRUE(c) << c.error().message;
+    setenv("FAKE_NCCL", "allreduce_block", 1);
+    bool inside = false;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = nccl::check_allreduce((*c)->world(), 0, 0, 1, 200ms, &inside);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, Errc::timeout);
+    EXPECT_TRUE(inside);
+    // What the process's exit (or another communicator's abort) does: the call returns; only
+    // then is the communicator the caller's to abort.
+    void* h = dlopen("libnccl.so.2", RTLD_NOW | RTLD_NOLOAD);
+    auto* unblock = reinterpret_cast<void (*)()>(dlsym(h, "fake_nccl_unblock"));
+    ASSERT_NE(unblock, nullptr);
+    unblock();
+    ASSERT_TRUE(log_shows("allreduce c2 returned")) << fake_log();
+    unsetenv("FAKE_NCCL");
+    std::this_thread::sleep_for(50ms);  // the worker's own cleanup after the call
+    (*c)->abort();
+    EXPECT_EQ(fake_log().find("under a running call"), std::string::npos) << fake_log();
+    // A call that returns in time leaves the communicator to the caller.
+    auto again = nccl::create_comms(*t, one_rank());
+    ASSERT_TRUE(again) << again.error().message;
+    inside = true;
+    ASSERT_TRUE(nccl::check_allreduce((*again)->world(), 0, 0, 1, 5s, &inside));
+    EXPECT_FALSE(inside);
+    (*again)->abort();
 }
 
 TEST(NcclSelfTest, AllReduceSumIsChecked) {
@@ -398,6 +549,27 @@ TEST(NcclSelfTest, AllReduceSumIsChecked) {
     (*c)->abort();
 }
 
+// A failed all-reduce gives its buffer and stream back; one still in flight keeps them.
+TEST(NcclSelfTest, FailureFreesTheBufferAndTheStream) {
+    reset(nullptr);
+    auto t = make_self_transport();
+    auto c = nccl::create_comms(*t, one_rank());
+    ASSERT_TRUE(c) << c.error().message;
+    const int before = cuda_live();
+    ASSERT_GE(before, 0) << "not the fake CUDA runtime";
+    setenv("FAKE_NCCL", "allreduce_fail", 1);
+    auto failed = nccl::check_allreduce((*c)->world(), 0, 0, 1, 5s);
+    unsetenv("FAKE_NCCL");
+    ASSERT_FALSE(failed);
+    EXPECT_NE(failed.error().message.find("ncclAllReduce failed"), std::string::npos)
+        << failed.error().message;
+    EXPECT_EQ(cuda_live(), before);
+    auto ok = nccl::check_allreduce((*c)->world(), 0, 0, 1, 5s);
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(cuda_live(), before);
+    (*c)->abort();
+}
+
 TEST(CudaGpu, BusIdOfAnIndexAndOfAUuidAreOne) {
     setenv("FAKE_CUDA_DEVICES", "1", 1);
     setenv("CUDA_VISIBLE_DEVICES", "1", 1);
@@ -425,6 +597,40 @@ CheckRecord on(std::uint32_t rank, const std::string& host) {
 
 // Device files the test controls: one that opens, one that does not (a directory stands in for
 // a GPU the device cgroup denies: root opens any plain file).
+// The check picks the GPU by the library's own rule: under --gpus-per-task=1 task 1 sees only
+// its own GPU and uses index 0 (not LOCAL_RANK=1, which does not exist there).
+TEST(CheckGpu, DeviceIsTheLibrarysChoice) {
+    Identity id;
+    id.local_rank = 1;
+    id.local_world_size = 4;
+    id.locality_known = true;
+    auto per_task = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "1"},
+                                                     {"SLURM_STEP_GPUS", "1"},
+                                                     {"SLURM_GPUS_ON_NODE", "4"}}));
+    ASSERT_TRUE(per_task) << per_task.error().message;
+    EXPECT_EQ(*per_task, 0);
+    // Not narrowed (--gres=gpu:4): LOCAL_RANK indexes the list.
+    auto gres = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"},
+                                                 {"SLURM_STEP_GPUS", "0,1,2,3"},
+                                                 {"SLURM_GPUS_ON_NODE", "4"}}));
+    ASSERT_TRUE(gres) << gres.error().message;
+    EXPECT_EQ(*gres, 1);
+    // srun --ddp said which.
+    id.device = 3;
+    auto ddp = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "1,0,2,3"}}));
+    ASSERT_TRUE(ddp) << ddp.error().message;
+    EXPECT_EQ(*ddp, 3);
+    // More tasks than GPUs: the library's error, not a guess.
+    id.device.reset();
+    auto crowded = check::check_device(id, map_env({{"CUDA_VISIBLE_DEVICES", "0"},
+                                                    {"SLURM_STEP_GPUS", "0"},
+                                                    {"SLURM_GPUS_ON_NODE", "1"}}));
+    ASSERT_FALSE(crowded);
+    EXPECT_NE(crowded.error().message.find("4 tasks of this step run on this node"),
+              std::string::npos)
+        << crowded.error().message;
+}
+
 TEST(CheckGpu, DeviceFilesThatDoNotOpenAreBlocked) {
     char tmpl[] = "/tmp/sddp-devs.XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);

@@ -1553,6 +1553,33 @@ void scenario_random(std::mt19937_64& rng, int iterations) {
 
 }  // namespace
 
+// gres.conf Flags=amd_gpu_env / intel_gpu_env: Slurm lists the GPUs in ROCR_VISIBLE_DEVICES or
+// ZE_AFFINITY_MASK and sets no CUDA_VISIBLE_DEVICES. The plugin binds through that variable with
+// the same policies and never invents CUDA_VISIBLE_DEVICES.
+void scenarios_gpu_kinds() {
+    for (const char* var : {"ROCR_VISIBLE_DEVICES", "ZE_AFFINITY_MASK"}) {
+        Env e = valid_env(1);  // local rank 1 of 2 on n1
+        e[var] = "0,1";
+        e["SLURM_STEP_GPUS"] = "0,1";
+        e["SLURM_GPUS_ON_NODE"] = "2";
+        const std::string what = std::string(var) + " from Slurm";
+        auto o = expect_task_ok(ddp_step(what + ", gpu-bind=local", e));
+        Step s = ddp_step(what + ", gpu-bind=local", e);
+        check(get(o.env, var) == "0,1", s, o, std::string(var) + "=" + get(o.env, var));
+        check(get(o.env, "SLURM_DDP_DEVICE") == "1", s, o,
+              "SLURM_DDP_DEVICE=" + get(o.env, "SLURM_DDP_DEVICE"));
+        check(o.env.count("CUDA_VISIBLE_DEVICES") == 0, s, o, "CUDA_VISIBLE_DEVICES invented");
+        Step single = ddp_step(what + ", gpu-bind=single", e);
+        single.optarg = "gpu-bind=single";
+        auto os = expect_task_ok(single);
+        check(get(os.env, var) == "1", single, os, std::string(var) + "=" + get(os.env, var));
+        check(get(os.env, "SLURM_DDP_DEVICE") == "0", single, os,
+              "SLURM_DDP_DEVICE=" + get(os.env, "SLURM_DDP_DEVICE"));
+        check(os.env.count("CUDA_VISIBLE_DEVICES") == 0, single, os,
+              "CUDA_VISIBLE_DEVICES invented");
+    }
+}
+
 int main(int argc, char** argv) {
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s PLUGIN.so [--iterations N] [--seed S] [--verbose]\n",
@@ -1628,6 +1655,7 @@ int main(int argc, char** argv) {
     std::printf("spank_plugin_host: %s, seed %" PRIu64 "\n", g_plugin_path, seed);
     const std::vector<std::pair<const char*, std::function<void()>>> groups{
         {"valid --ddp steps", scenarios_valid},
+        {"AMD and Intel GPUs", scenarios_gpu_kinds},
         {"steps without --ddp", [&] { scenarios_untouched(rng); }},
         {"--ddp with bad Slurm variables", [&] { scenarios_bad_slurm_env(rng); }},
         {"oversized step variable with the job's present", scenario_oversized_fallback},

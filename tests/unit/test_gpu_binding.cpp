@@ -314,7 +314,9 @@ TEST(GpuBinding, ClosestWithoutFactsFallsBackToLocal) {
     EXPECT_NE(b.describe.find("used local order"), std::string::npos);
 }
 
-TEST(GpuBinding, NcclHintsPickTheNicBehindTheSameSwitch) {
+// NCCL's HCA list must be the same on every rank (NCCL picks the nearest NIC per GPU within it):
+// the binding sets none; the per-process hint is UCX's, the HCA behind the GPU's own switch.
+TEST(GpuBinding, NetHintsPerProcessOnlyForUcx) {
     GpuTopologyFacts f;
     for (int i = 0; i < 4; ++i) {
         GpuFact g;
@@ -331,13 +333,16 @@ TEST(GpuBinding, NcclHintsPickTheNicBehindTheSameSwitch) {
               NicFact{"mlx5_1", NicKind::hca, "0000:84:00.0", 1, 1, "0000:80:00.0"}};
     auto in = task(2, 4, "0,1,2,3", "0,1,2,3", "4");
     in.topology = f;
-    EXPECT_EQ(env_of(bind(in), "NCCL_IB_HCA"), "<unset>");  // hints are opt-in
+    EXPECT_EQ(env_of(bind(in), "UCX_NET_DEVICES"), "<unset>");  // hints are opt-in
     in.nccl_hints = true;
-    auto b = bind(in);
-    EXPECT_EQ(env_of(b, "NCCL_IB_HCA"), "=mlx5_1 (keep)");
-    EXPECT_EQ(env_of(b, "NCCL_SOCKET_IFNAME"), "=ibp132s0 (keep)");
-    in.local_rank = 0;
-    EXPECT_EQ(env_of(bind(in), "NCCL_IB_HCA"), "=mlx5_0 (keep)");
+    for (int rank = 0; rank < 4; ++rank) {
+        in.local_rank = rank;
+        auto b = bind(in);
+        EXPECT_EQ(env_of(b, "NCCL_IB_HCA"), "<unset>") << rank;
+        EXPECT_EQ(env_of(b, "NCCL_SOCKET_IFNAME"), "<unset>") << rank;  // per node: trainer_env
+        EXPECT_EQ(env_of(b, "UCX_NET_DEVICES"), rank < 2 ? "mlx5_0:1 (keep)" : "mlx5_1:1 (keep)")
+            << rank;
+    }
 }
 
 TEST(GpuBinding, PlaceOfCpus) {
@@ -382,4 +387,80 @@ TEST(GpuBinding, OmpThreadsShareTheNodeWithoutBinding) {
     EXPECT_EQ(omp_threads_assignment(std::nullopt, "12", 3, 0)->value, "4");
     // Malformed SLURM_CPUS_ON_NODE: the binding alone.
     EXPECT_EQ(omp_threads_assignment(std::nullopt, "x", 3, 5)->value, "5");
+}
+
+// gres.conf Flags=amd_gpu_env: Slurm lists the GPUs in ROCR_VISIBLE_DEVICES and sets no
+// CUDA_VISIBLE_DEVICES; the binding rewrites that variable with the same rules.
+TEST(GpuBinding, AmdGpusBindThroughRocrVisibleDevices) {
+    auto env = map_env(
+        {{"ROCR_VISIBLE_DEVICES", "0,1"}, {"SLURM_STEP_GPUS", "0,1"}, {"SLURM_GPUS_ON_NODE", "2"}});
+    GpuBindingInput in;
+    in.local_rank = 1;
+    in.local_world_size = 2;
+    in.slurm = read_slurm_gpu_env(env, nullptr);
+    EXPECT_EQ(in.slurm.visible_var, "ROCR_VISIBLE_DEVICES");
+    auto b = bind(in);
+    EXPECT_EQ(b.visible, (Strings{"0", "1"}));
+    EXPECT_EQ(b.device_index, 1);
+    EXPECT_EQ(env_of(b, "ROCR_VISIBLE_DEVICES"), "0,1");
+    EXPECT_EQ(env_of(b, "SLURM_DDP_DEVICE"), "1");
+    EXPECT_EQ(env_of(b, "CUDA_VISIBLE_DEVICES"), "<unset>");
+    EXPECT_EQ(env_of(b, "CUDA_DEVICE_ORDER"), "<unset>");
+    in.policy = GpuBindPolicy::single;
+    auto single = bind(in);
+    EXPECT_EQ(env_of(single, "ROCR_VISIBLE_DEVICES"), "1");
+    EXPECT_EQ(env_of(single, "SLURM_DDP_DEVICE"), "0");
+    EXPECT_EQ(env_of(single, "CUDA_VISIBLE_DEVICES"), "<unset>");
+    // More tasks than GPUs names the variable Slurm used.
+    in.policy = GpuBindPolicy::local;
+    in.local_world_size = 3;
+    auto crowded = bind_gpus(in);
+    ASSERT_FALSE(crowded);
+    EXPECT_NE(crowded.error().message.find("ROCR_VISIBLE_DEVICES='0,1'"), std::string::npos)
+        << crowded.error().message;
+}
+
+// Flags=intel_gpu_env: ZE_AFFINITY_MASK, narrowed per task under --gpus-per-task and widened
+// from the step's list as for NVIDIA.
+TEST(GpuBinding, IntelGpusBindThroughZeAffinityMask) {
+    auto task_env =
+        map_env({{"ZE_AFFINITY_MASK", "1"}, {"SLURM_STEP_GPUS", "1"}, {"SLURM_GPUS_ON_NODE", "2"}});
+    auto step_env = map_env({{"ZE_AFFINITY_MASK", "0,1"}, {"SLURM_STEP_GPUS", "0,1"}});
+    GpuBindingInput in;
+    in.local_rank = 1;
+    in.local_world_size = 2;
+    in.slurm = read_slurm_gpu_env(task_env, step_env);
+    EXPECT_EQ(in.slurm.visible_var, "ZE_AFFINITY_MASK");
+    EXPECT_EQ(in.slurm.step_visible, "0,1");
+    auto b = bind(in);
+    EXPECT_EQ(env_of(b, "ZE_AFFINITY_MASK"), "0,1");
+    EXPECT_EQ(env_of(b, "SLURM_DDP_DEVICE"), "1");
+    EXPECT_EQ(env_of(b, "CUDA_VISIBLE_DEVICES"), "<unset>");
+    // A value a user exported without Slurm's gres is not ours to touch.
+    GpuBindingInput user;
+    user.slurm = read_slurm_gpu_env(map_env({{"ZE_AFFINITY_MASK", "0"}}), nullptr);
+    EXPECT_FALSE(bind(user).changed);
+}
+
+// MIG instances as gres: CUDA_VISIBLE_DEVICES holds their unique ids (gpu/nvml's
+// "MIG-<uuid>", or "MIG-GPU-<uuid>/<gi>/<ci>" from older drivers) and SLURM_STEP_GPUS their
+// indices. CUDA uses only the first MIG instance it is shown, so every rank is shown its own.
+TEST(GpuBinding, MigInstanceOfItsOwnForEveryLocalRank) {
+    const std::string a = "MIG-9b3a6c41-9c3e-5d3f-8e8b-1f1c2b0a9d11";
+    const std::string b = "MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/0";
+    for (auto policy : {GpuBindPolicy::local, GpuBindPolicy::single, GpuBindPolicy::closest}) {
+        for (int rank = 0; rank < 2; ++rank) {
+            auto in = task(rank, 2, a + "," + b, "0,1", "2");
+            in.slurm.task_ordinal.reset();
+            in.policy = policy;
+            auto r = bind(in);
+            EXPECT_EQ(r.visible, (Strings{rank == 0 ? a : b})) << to_string(policy);
+            EXPECT_EQ(r.device_index, 0);
+            EXPECT_EQ(env_of(r, "SLURM_DDP_DEVICE"), "0");
+        }
+    }
+    // --gpus-per-task=1 with the step's list known: still the own instance alone.
+    auto narrowed = bind(with_step(task(1, 2, b, "1", "2"), a + "," + b, "0,1"));
+    EXPECT_EQ(narrowed.visible, (Strings{b}));
+    EXPECT_EQ(narrowed.device_index, 0);
 }

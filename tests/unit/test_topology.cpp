@@ -197,14 +197,14 @@ TEST(Topology, NicsBehindPcieSwitches) {
     in.slurm.task_visible = "0,1,2,3";
     in.slurm.task_gpus = "0,1,2,3";
     in.topology = *f;
-    const char* hca[] = {"=mlx5_0", "=mlx5_0", "=mlx5_1", "=mlx5_1"};
+    const char* hca[] = {"mlx5_0:1", "mlx5_0:1", "mlx5_1:1", "mlx5_1:1"};
     for (int r = 0; r < 4; ++r) {
         in.local_rank = r;
         auto b = bind_gpus(in);
         ASSERT_TRUE(b.ok());
         std::string got;
         for (const auto& e : b->env)
-            if (e.name == "NCCL_IB_HCA") got = e.value;
+            if (e.name == "UCX_NET_DEVICES") got = e.value;
         EXPECT_EQ(got, hca[r]) << "rank " << r;
     }
 }

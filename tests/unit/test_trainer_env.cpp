@@ -392,6 +392,9 @@ TEST(TrainerTaskEnv, DebugAndGlooHintsReachTheVariablesAndTheTable) {
     auto m = as_map(t->vars);
     EXPECT_EQ(t->debug_dir, "/home/u/slurm-ddp-debug/1234.3");
     EXPECT_EQ(m["GLOO_SOCKET_IFNAME"], "eth0");
+    // NCCL's socket interface is the node's one, the same as gloo's, on every rank.
+    EXPECT_EQ(m["NCCL_SOCKET_IFNAME"], "=eth0");
+    EXPECT_EQ(m.count("NCCL_IB_HCA"), 0u);
     EXPECT_EQ(m["NCCL_DEBUG_FILE"], "/home/u/slurm-ddp-debug/1234.3/nccl.rank0.log");
     EXPECT_NE(t->table.find("debug: NCCL/torch diagnostics in /home/u/slurm-ddp-debug/1234.3"),
               std::string::npos)

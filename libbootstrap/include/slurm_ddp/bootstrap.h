@@ -20,6 +20,14 @@
  * leaves a message in a thread-local buffer (sddp_last_error) that names what failed, on which
  * rank and host, and what to do. The message of a failed sddp_init is also kept there until the
  * thread's next failing call.
+ *
+ * Threads: one thread per communicator at a time. sddp_finalize and sddp_abort destroy the
+ * communicators; call them only when no other thread is inside an NCCL call on them (a
+ * collective, ncclCommFinalize, a split): NCCL frees a communicator on ncclCommAbort even while
+ * another thread is still in a call on it. To stop a collective that hangs, abort from the
+ * thread that would call it next, or leave the process to exit. The library keeps the rule
+ * itself: a bounded call of its own that does not return in time is abandoned, and the thread
+ * still inside NCCL aborts the communicator when the call returns.
  */
 #ifndef SLURM_DDP_BOOTSTRAP_H
 #define SLURM_DDP_BOOTSTRAP_H
@@ -97,7 +105,8 @@ SDDP_API int sddp_init(const sddp_options* opts, sddp_handle** out);
 SDDP_API int sddp_finalize(sddp_handle* h);
 
 /* Error path: ncclCommAbort on the communicators, tell the rendezvous peers `reason` (may be
- * NULL), free the handle. Never blocks past the timeout. NULL is accepted. */
+ * NULL), free the handle. Never blocks past the timeout. NULL is accepted. Not while another
+ * thread is inside an NCCL call on the communicators (see "Threads" above). */
 SDDP_API int sddp_abort(sddp_handle* h, const char* reason);
 
 /* Identity. Return -1 on a NULL handle. */

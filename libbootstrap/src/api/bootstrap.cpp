@@ -200,13 +200,8 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
                                  st.error());
             }
         }
-        DeviceChoiceInput req;
-        req.ddp_device = h->id.device;
-        req.local_rank = h->local_rank;
-        req.local_world_size = h->local_world_size;
-        req.locality_known = h->id.locality_known;
-        req.slurm = read_slurm_gpu_env(env, EnvLookup());
-        auto g = nccl::select_gpu(req);
+        auto g = nccl::select_gpu(device_choice_input(
+            h->id.device, h->local_rank, h->local_world_size, h->id.locality_known, env));
         if (g) {
             mine.pci_bus_id = g->pci_bus_id;
             mine.cuda_device = g->device;
@@ -236,6 +231,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
         p.local_comm = s.local_comm;
         p.unique_ids = s.unique_ids;
         p.nccl_comm_id = env("NCCL_COMM_ID");
+        p.nccl_comm_blocking = env("NCCL_COMM_BLOCKING");
         p.timeout = s.timeout;
         p.host = h->host;
         auto comms = nccl::create_comms(*h->transport, p);

@@ -17,7 +17,9 @@ Result<std::string> pci_bus_id(int) {
     return unsupported();
 }
 
-Result<AllReduceOutcome> check_allreduce(void*, int, int, int, std::chrono::milliseconds) {
+Result<AllReduceOutcome> check_allreduce(void*, int, int, int, std::chrono::milliseconds,
+                                         bool* inside_nccl) {
+    if (inside_nccl) *inside_nccl = false;
     return unsupported();
 }
 

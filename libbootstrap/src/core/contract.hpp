@@ -38,6 +38,9 @@ inline constexpr const char* kAllowUnauthenticatedVar = "SLURM_DDP_ALLOW_UNAUTHE
 inline constexpr const char* kCheckToolVar = "SLURM_DDP_CHECK_TOOL";
 // Path of the PMIx library to load instead of libpmix.so.2.
 inline constexpr const char* kPmixLibraryVar = "SLURM_DDP_PMIX_LIBRARY";
+// The NCCL library to load instead of libnccl.so.2 (a SONAME or a path): librccl.so.1 for RCCL,
+// NCCL's API on AMD GPUs, with the HIP runtime in place of the CUDA runtime.
+inline constexpr const char* kNcclLibraryVar = "SLURM_DDP_NCCL_LIBRARY";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
 // Fanout k of the TCP rendezvous tree among node leaders (2..4096, default kTreeFanoutDefault):

@@ -11,8 +11,12 @@ namespace sddp {
 namespace {
 
 std::string visible_text(const DeviceChoiceInput& in) {
-    return in.slurm.task_visible ? "CUDA_VISIBLE_DEVICES=" + quote_value(*in.slurm.task_visible)
-                                 : std::string("CUDA_VISIBLE_DEVICES unset");
+    const std::string& var = in.slurm.visible_var;
+    return in.slurm.task_visible ? var + "=" + quote_value(*in.slurm.task_visible) : var + " unset";
+}
+
+bool lists_mig(const DeviceChoiceInput& in) {
+    return in.slurm.task_visible && in.slurm.task_visible->find("MIG-") != std::string::npos;
 }
 
 std::string count_text(int n) {
@@ -92,6 +96,16 @@ Result<int> choose_device(const DeviceChoiceInput& in) {
                               "cgroup, or CUDA_VISIBLE_DEVICES changed inside the step)");
     }
     if (in.local_rank < in.device_count) return in.local_rank;
+    if (lists_mig(in)) {
+        return make_error(
+            Errc::invalid_input,
+            "LOCAL_RANK=" + std::to_string(in.local_rank) +
+                " but CUDA shows a process only the "
+                "first MIG instance of " +
+                visible_text(in) + ", so cudaSetDevice(" + std::to_string(in.local_rank) +
+                ") would fail with \"invalid device ordinal\": use srun --ddp (it gives each task "
+                "its own instance) or --gpus-per-task=1");
+    }
     return make_error(
         Errc::invalid_input,
         "LOCAL_RANK=" + std::to_string(in.local_rank) + " but only " + count_text(in.device_count) +
@@ -100,6 +114,18 @@ Result<int> choose_device(const DeviceChoiceInput& in) {
             ") would fail with \"invalid device ordinal\": this node runs more tasks than it "
             "gives each task GPUs. Use srun --ddp (it binds one GPU per task), "
             "--gpus-per-task=1, or --ntasks-per-node <= GPUs per node");
+}
+
+DeviceChoiceInput device_choice_input(std::optional<int> ddp_device, int local_rank,
+                                      int local_world_size, bool locality_known,
+                                      const EnvLookup& env) {
+    DeviceChoiceInput in;
+    in.ddp_device = ddp_device;
+    in.local_rank = local_rank;
+    in.local_world_size = local_world_size;
+    in.locality_known = locality_known;
+    in.slurm = read_slurm_gpu_env(env, EnvLookup());
+    return in;
 }
 
 }  // namespace sddp

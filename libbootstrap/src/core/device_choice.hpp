@@ -31,4 +31,10 @@ struct DeviceChoiceInput {
 
 Result<int> choose_device(const DeviceChoiceInput& in);
 
+// The input every caller builds the same way (the library before cudaSetDevice, `slurm-ddp
+// check` without CUDA): the task's own Slurm variables from `env`, no step-level lists.
+DeviceChoiceInput device_choice_input(std::optional<int> ddp_device, int local_rank,
+                                      int local_world_size, bool locality_known,
+                                      const EnvLookup& env);
+
 }  // namespace sddp

@@ -76,12 +76,12 @@ GpuBinding unchanged(std::string why) {
     return b;
 }
 
-Error too_many_tasks(int tasks, std::size_t gpus, std::string_view list) {
+Error too_many_tasks(int tasks, std::size_t gpus, std::string_view var, std::string_view list) {
     const std::string t = std::to_string(tasks), g = std::to_string(gpus);
     return make_error(Errc::invalid_input,
                       "gpu-bind: " + t +
                           " tasks of this step run on this node but the step has only " + g +
-                          " GPU(s) there (CUDA_VISIBLE_DEVICES=" + quote_value(list) +
+                          " GPU(s) there (" + std::string(var) + "=" + quote_value(list) +
                           "); NCCL cannot run two ranks on one GPU. Ask for one GPU per task "
                           "(--gpus-per-task=1, or --gres=gpu:" +
                           t + " with --ntasks-per-node=" + t + "), run at most " + g +
@@ -111,7 +111,7 @@ Result<Lists> read_lists(const SlurmGpuEnv& s, std::string_view task_text,
     }
     std::vector<int> step_global;
     if (s.step_visible) {
-        SDDP_TRY(sv, parse_device_list(*s.step_visible, "CUDA_VISIBLE_DEVICES (step)"));
+        SDDP_TRY(sv, parse_device_list(*s.step_visible, s.visible_var + " (step)"));
         l.node = std::move(sv);
     }
     if (s.step_gpus) {
@@ -170,6 +170,10 @@ DeviceAccess infer_access(const Lists& l, const SlurmGpuEnv& s) {
     return DeviceAccess::node;
 }
 
+// Per-process locality only where a library takes it per process: UCX_NET_DEVICES (UCX, and
+// MPI/NVSHMEM over it) is read by each process on its own. NCCL's HCA list is not: NCCL ranks
+// must see one list (they compare what they found), and NCCL already picks the NIC nearest each
+// GPU within it; its NCCL_SOCKET_IFNAME is set per node (core/trainer_env.cpp).
 void add_nccl_hints(const GpuBindingInput& in, const GpuFact& own, GpuBinding& b) {
     if (!in.nccl_hints || !in.topology || own.pci_bus_id.empty()) return;
     auto nearest = [&](NicKind kind) {
@@ -184,11 +188,13 @@ void add_nccl_hints(const GpuBindingInput& in, const GpuFact& own, GpuBinding& b
         std::sort(names.begin(), names.end());
         return names;
     };
-    // "=" makes NCCL match names exactly (mlx5_1 would otherwise also select mlx5_10).
-    if (auto hcas = nearest(NicKind::hca); !hcas.empty())
-        b.env.push_back({"NCCL_IB_HCA", "=" + format_device_list(hcas), true});
-    if (auto nets = nearest(NicKind::netdev); !nets.empty())
-        b.env.push_back({"NCCL_SOCKET_IFNAME", "=" + nets.front(), true});
+    // UCX names an RDMA device with its port; the first port is the one cabled on HCAs with
+    // one port per device (mlx5 exposes each port as a device of its own).
+    if (auto hcas = nearest(NicKind::hca); !hcas.empty()) {
+        std::string list;
+        for (const auto& h : hcas) list += (list.empty() ? "" : ",") + h + ":1";
+        b.env.push_back({"UCX_NET_DEVICES", list, true});
+    }
 }
 
 }  // namespace
@@ -209,14 +215,25 @@ TaskPlace place_of_cpus(const GpuTopologyFacts& facts, const std::vector<int>& c
 
 SlurmGpuEnv read_slurm_gpu_env(const EnvLookup& task_env, const EnvLookup& step_env) {
     SlurmGpuEnv s;
+    const auto first_set = [&](const EnvLookup& e) -> const char* {
+        if (!e) return nullptr;
+        for (const char* name : kVisibleDeviceVars)
+            if (e(name)) return name;
+        return nullptr;
+    };
+    if (const char* name = first_set(task_env)) {
+        s.visible_var = name;
+    } else if (const char* step_name = first_set(step_env)) {
+        s.visible_var = step_name;
+    }
     if (task_env) {
-        s.task_visible = task_env("CUDA_VISIBLE_DEVICES");
+        s.task_visible = task_env(s.visible_var);
         s.task_ordinal = task_env("GPU_DEVICE_ORDINAL");
         s.task_gpus = task_env("SLURM_STEP_GPUS");
         s.gpus_on_node = task_env("SLURM_GPUS_ON_NODE");
     }
     if (step_env) {
-        s.step_visible = step_env("CUDA_VISIBLE_DEVICES");
+        s.step_visible = step_env(s.visible_var);
         s.step_gpus = step_env("SLURM_STEP_GPUS");
     }
     return s;
@@ -259,7 +276,7 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     const SlurmGpuEnv& s = in.slurm;
     const bool has_visible = s.task_visible.has_value();
     const std::optional<std::string>& task_text = has_visible ? s.task_visible : s.task_ordinal;
-    const char* task_name = has_visible ? "CUDA_VISIBLE_DEVICES" : "GPU_DEVICE_ORDINAL";
+    const std::string task_name = has_visible ? s.visible_var : "GPU_DEVICE_ORDINAL";
     if (!task_text) return unchanged("gpu-bind: no GPUs in this step");
     if (!s.task_gpus && !s.gpus_on_node && !s.step_gpus) {
         // A value the user exported on a node without GPU gres: not ours to rearrange.
@@ -271,7 +288,7 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
 
     const int rank = in.local_rank, tasks = in.local_world_size;
     if (static_cast<std::size_t>(tasks) > l.node_count && !in.allow_share)
-        return too_many_tasks(tasks, l.node_count, *task_text);
+        return too_many_tasks(tasks, l.node_count, task_name, *task_text);
 
     GpuBinding b;
     b.changed = true;
@@ -308,7 +325,15 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
         }
     }
 
-    if (keep_slurm_list) {
+    const DeviceId& own_entry = keep_slurm_list ? l.task.front() : l.node[own_pos];
+    if (own_entry.kind == DeviceIdKind::mig) {
+        // CUDA enumerates only the first MIG instance in the list: any other index fails with
+        // "invalid device ordinal", so each rank is shown its own instance alone.
+        b.own = own_entry.text;
+        b.visible = {own_entry.text};
+        b.device_index = 0;
+        how += "; MIG: one instance per process";
+    } else if (keep_slurm_list) {
         b.own = l.task.front().text;
         b.visible =
             in.policy == GpuBindPolicy::single ? std::vector<std::string>{b.own} : texts(l.task);
@@ -330,15 +355,16 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     }
 
     const std::string list = format_device_list(b.visible);
-    b.env.push_back({"CUDA_VISIBLE_DEVICES", list, false});
+    b.env.push_back({s.visible_var, list, false});
     if (s.task_ordinal) b.env.push_back({"GPU_DEVICE_ORDINAL", list, false});
     b.env.push_back({contract::kDeviceVar, std::to_string(b.device_index), false});
     // Slurm numbers GPUs in PCI bus order; CUDA's default order is "fastest first", which
     // differs on nodes with mixed GPU models.
-    if (l.task.front().kind == DeviceIdKind::ordinal)
+    const bool cuda = s.visible_var == "CUDA_VISIBLE_DEVICES";
+    if (cuda && l.task.front().kind == DeviceIdKind::ordinal)
         b.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", true});
 
-    if (in.topology) {
+    if (in.topology && cuda) {
         int global = -1;
         for (std::size_t i = 0; i < l.node.size(); ++i)
             if (l.node[i].text == b.own) global = l.node_global[i];
@@ -350,8 +376,8 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     }
 
     b.describe = std::string("gpu-bind=") + to_string(in.policy) + ": local rank " +
-                 std::to_string(rank) + "/" + std::to_string(tasks) + ", " + how +
-                 "; CUDA_VISIBLE_DEVICES=" + list + ", device " + std::to_string(b.device_index) +
+                 std::to_string(rank) + "/" + std::to_string(tasks) + ", " + how + "; " +
+                 s.visible_var + "=" + list + ", device " + std::to_string(b.device_index) +
                  " (GPU " + b.own + ")" +
                  (static_cast<std::size_t>(tasks) > l.node_count ? ", shared round-robin" : "");
     return b;

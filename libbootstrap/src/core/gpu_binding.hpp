@@ -102,11 +102,20 @@ TaskPlace place_of_cpus(const GpuTopologyFacts& facts, const std::vector<int>& c
 
 // ---- Binding. ----------------------------------------------------------------------------
 
+// The variable Slurm lists a task's GPUs in, by the gres.conf flags of the node: NVIDIA
+// (nvidia_gpu_env, the default) CUDA_VISIBLE_DEVICES, AMD (amd_gpu_env) ROCR_VISIBLE_DEVICES,
+// Intel (intel_gpu_env) ZE_AFFINITY_MASK. The binding rewrites the one Slurm set and never
+// invents another: a ROCm or Level Zero program does not read CUDA_VISIBLE_DEVICES.
+inline constexpr const char* kVisibleDeviceVars[] = {"CUDA_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+                                                     "ZE_AFFINITY_MASK"};
+
 // Slurm's values, exactly as exported (nullopt when unset). "task" values are what task_init
 // sees (narrowed per task where Slurm binds); "step" values are what slurm_spank_user_init sees
 // (the step's GPUs on this node, before per-task narrowing).
 struct SlurmGpuEnv {
-    std::optional<std::string> task_visible;  // CUDA_VISIBLE_DEVICES in task_init
+    // Which of kVisibleDeviceVars task_visible and step_visible were read from.
+    std::string visible_var = "CUDA_VISIBLE_DEVICES";
+    std::optional<std::string> task_visible;  // CUDA_VISIBLE_DEVICES (or visible_var) in task_init
     std::optional<std::string> task_ordinal;  // GPU_DEVICE_ORDINAL in task_init
     std::optional<std::string> task_gpus;     // SLURM_STEP_GPUS in task_init (global indices)
     std::optional<std::string> gpus_on_node;  // SLURM_GPUS_ON_NODE (step's count, never narrowed)
@@ -115,13 +124,14 @@ struct SlurmGpuEnv {
 };
 
 // Reads the task-level fields from `task_env` and the step-level ones from `step_env` (either
-// may be empty lookups).
+// may be empty lookups). The visible list is the first of kVisibleDeviceVars set in the task's
+// environment (else in the step's).
 SlurmGpuEnv read_slurm_gpu_env(const EnvLookup& task_env, const EnvLookup& step_env);
 
 struct GpuBindingInput {
     GpuBindPolicy policy = GpuBindPolicy::local;
     bool allow_share = false;  // gpu-share: more tasks than GPUs, round-robin
-    bool nccl_hints = false;   // emit NCCL_IB_HCA / NCCL_SOCKET_IFNAME for the nearest NIC
+    bool nccl_hints = false;   // net-hints: UCX_NET_DEVICES for the nearest HCA
     int local_rank = 0;        // SLURM_LOCALID
     int local_world_size = 1;  // tasks of this step on this node
     SlurmGpuEnv slurm;
@@ -155,8 +165,13 @@ struct GpuBinding {
 //    rank order (closest: same PCI switch/NUMA < same package < elsewhere, then lowest index).
 //  - single: visible = [own], index 0. local/closest: own at index LOCAL_RANK (LOCAL_RANK % n
 //    when sharing), the others after it in Slurm's order.
-// Sets CUDA_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL (when Slurm set it), SLURM_DDP_DEVICE, and
-// (keep_existing) CUDA_DEVICE_ORDER=PCI_BUS_ID, NCCL_IB_HCA, NCCL_SOCKET_IFNAME.
+//  - MIG instances (CUDA uses only the first MIG instance a process is shown): visible = [own],
+//    index 0, under every policy, so that each local rank gets an instance of its own.
+// Sets the visible list (CUDA_VISIBLE_DEVICES, or Slurm's ROCR_VISIBLE_DEVICES /
+// ZE_AFFINITY_MASK), GPU_DEVICE_ORDINAL (when Slurm set it), SLURM_DDP_DEVICE, and
+// (keep_existing, NVIDIA only) CUDA_DEVICE_ORDER=PCI_BUS_ID and, with net-hints, UCX_NET_DEVICES
+// (per process; NCCL's NCCL_IB_HCA is left alone, and NCCL_SOCKET_IFNAME is per node, in
+// core/trainer_env.cpp).
 Result<GpuBinding> bind_gpus(const GpuBindingInput& in);
 
 // The node-wide closest assignment: for each local rank, the position in a list of `gpus`

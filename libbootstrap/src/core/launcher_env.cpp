@@ -72,9 +72,10 @@ std::optional<std::uint32_t> gpu_list_count(const std::optional<std::string>& li
 }
 
 std::vector<EnvAssignment> launcher_gpu_env(const std::optional<std::string>& step_visible,
-                                            const std::optional<std::string>& task_visible) {
+                                            const std::optional<std::string>& task_visible,
+                                            const std::string& var) {
     if (!step_visible || step_visible->empty() || step_visible == task_visible) return {};
-    return {EnvAssignment{"CUDA_VISIBLE_DEVICES", *step_visible, false}};
+    return {EnvAssignment{var, *step_visible, false}};
 }
 
 }  // namespace sddp

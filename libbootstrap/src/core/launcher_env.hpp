@@ -40,8 +40,10 @@ Result<LauncherEnv> derive_launcher_env(const StepFacts& facts, const LaunchEnv&
 // What the launcher must see of the node's GPUs: all of the step's (the launcher hands them to
 // its workers). Returns CUDA_VISIBLE_DEVICES=`step_visible` when Slurm narrowed the task's list
 // (e.g. --gpus-per-task), else nothing.
+// `var` is the list's variable (core/gpu_binding.hpp kVisibleDeviceVars).
 std::vector<EnvAssignment> launcher_gpu_env(const std::optional<std::string>& step_visible,
-                                            const std::optional<std::string>& task_visible);
+                                            const std::optional<std::string>& task_visible,
+                                            const std::string& var = "CUDA_VISIBLE_DEVICES");
 
 // Entries of a GPU list such as CUDA_VISIBLE_DEVICES ("0,1,3" -> 3); nullopt when unset/empty.
 std::optional<std::uint32_t> gpu_list_count(const std::optional<std::string>& list);

@@ -30,4 +30,11 @@ std::vector<EnvAssignment> gloo_hint_env(const std::optional<std::string>& ifnam
     return {EnvAssignment{"GLOO_SOCKET_IFNAME", *ifname, true}};
 }
 
+std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifname) {
+    auto out = gloo_hint_env(ifname);
+    // "=" makes NCCL match the name exactly (eth1 would otherwise also select eth10).
+    if (!out.empty()) out.push_back(EnvAssignment{"NCCL_SOCKET_IFNAME", "=" + *ifname, true});
+    return out;
+}
+
 }  // namespace sddp

@@ -37,4 +37,10 @@ std::optional<std::string> interface_for_address(const std::vector<InterfaceAddr
 // GLOO_SOCKET_IFNAME=`ifname`, keeping a value the user exported.
 std::vector<EnvAssignment> gloo_hint_env(const std::optional<std::string>& ifname);
 
+// GLOO_SOCKET_IFNAME and NCCL_SOCKET_IFNAME ("=ifname", an exact match) both naming the one
+// interface this node reaches its peers through: the same on every rank of the node, and the
+// same for gloo and for NCCL's bootstrap and socket transport; each keeps a value the user
+// exported.
+std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifname);
+
 }  // namespace sddp

@@ -53,7 +53,7 @@ LocalGpuDescriber gpu_describer(const GpuBindingInput& in) {
         if (b->visible.empty() || b->device_index < 0) return "none";
         std::string list;
         for (const auto& v : b->visible) list += (list.empty() ? "" : ",") + v;
-        return b->own + " (CUDA_VISIBLE_DEVICES=" + list + ", device " +
+        return b->own + " (" + in.slurm.visible_var + "=" + list + ", device " +
                std::to_string(b->device_index) + ")";
     };
 }
@@ -123,14 +123,14 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
 
     SDDP_TRY(gpu_input, binding_input(opts, env, out.launch, host));
 
-    const auto step_visible =
-        host.step_gpu_env ? host.step_gpu_env("CUDA_VISIBLE_DEVICES") : std::nullopt;
+    const std::string& visible_var = gpu_input.slurm.visible_var;
+    const auto step_visible = host.step_gpu_env ? host.step_gpu_env(visible_var) : std::nullopt;
     TrainerEnvInput tin;
     tin.facts = &facts;
     tin.launch = &out.launch;
     tin.opts = &opts;
     tin.env = env;
-    tin.node_gpus = gpu_list_count(step_visible ? step_visible : env("CUDA_VISIBLE_DEVICES"));
+    tin.node_gpus = gpu_list_count(step_visible ? step_visible : env(visible_var));
     tin.gloo_ifname = host.gloo_ifname;
     tin.gloo_why_not = host.gloo_why_not;
     SDDP_TRY(trainer, derive_trainer_env(tin));
@@ -142,7 +142,7 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
         // The launcher hands the node's GPUs to its workers: no per-task binding, no
         // SLURM_DDP_DEVICE (every worker would inherit the one device), and no OMP_NUM_THREADS
         // (torchrun sets 1 per worker when it is unset).
-        auto gpus = launcher_gpu_env(step_visible, env("CUDA_VISIBLE_DEVICES"));
+        auto gpus = launcher_gpu_env(step_visible, env(visible_var), visible_var);
         out.vars.insert(out.vars.end(), gpus.begin(), gpus.end());
         out.binding.describe = "launcher: the step's GPUs on the node are the launcher's";
     } else {

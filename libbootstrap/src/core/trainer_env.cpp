@@ -59,10 +59,11 @@ Result<TrainerEnv> derive_trainer_env(const TrainerEnvInput& in) {
         out.notes.push_back("debug: NCCL/torch diagnostics in " + d.dir);
     }
     if (opts.nccl_hints.value_or(false)) {
-        append(gloo_hint_env(in.gloo_ifname));
+        append(socket_hint_env(in.gloo_ifname));
         if (in.gloo_ifname) {
             out.notes.push_back("net-hints: GLOO_SOCKET_IFNAME=" + *in.gloo_ifname +
-                                " on this node (unless you set it)");
+                                " and NCCL_SOCKET_IFNAME==" + *in.gloo_ifname +
+                                " on this node (unless you set them)");
         } else if (in.gloo_why_not) {
             out.notes.push_back("net-hints: no GLOO_SOCKET_IFNAME: " + *in.gloo_why_not);
         }

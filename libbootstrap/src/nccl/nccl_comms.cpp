@@ -2,15 +2,20 @@
 // The world and node-local NCCL communicators: creation, finalisation, abort.
 //
 // NCCL bootstraps one non-blocking communicator (`init_`), so that init is bounded by our
-// deadline, and hands the caller blocking children split from it with splitShare: a
-// non-blocking communicator stays non-blocking for life, and then every collective a user
-// enqueues may return ncclInProgress and must be polled, which code written against plain NCCL
-// does not do. splitShare makes the children reuse the parent's proxy and buffers.
+// deadline, and hands the caller blocking children split from it: a non-blocking communicator
+// stays non-blocking for life, and then every collective a user enqueues may return
+// ncclInProgress and must be polled, which code written against plain NCCL does not do.
+// NCCL decides whether a split shares resources from the *parent's* config (splitShare, read in
+// ncclCommSplit from the communicator being split): the parent asks for it, so the children
+// reuse its proxy thread, sockets and buffers instead of each holding its own. The children ask
+// for no sharing, so that a user's own ncclCommSplit of the world communicator gets resources
+// and an abort flag of its own, as with plain NCCL.
 #include <algorithm>
 
 #include "core/contract.hpp"
 #include "nccl/nccl_agreement.hpp"
 #include "nccl/nccl_bounded.hpp"
+#include "nccl/nccl_environment.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "nccl/nccl_library.hpp"
 #include "nccl/nccl_unique_ids.hpp"
@@ -21,14 +26,15 @@ namespace {
 
 ncclConfig_t nonblocking_config() {
     ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
-    c.blocking = 0;  // init returns at once; we poll against our deadline
+    c.blocking = 0;    // init returns at once; we poll against our deadline
+    c.splitShare = 1;  // its children (world, local) share its resources
     return c;
 }
 
 ncclConfig_t child_config() {
     ncclConfig_t c = NCCL_CONFIG_INITIALIZER;
     c.blocking = 1;    // what users of the handed-out communicators expect
-    c.splitShare = 1;  // no second proxy thread, sockets and buffers
+    c.splitShare = 0;  // a user's split of these is plain NCCL's: nothing shared
     return c;
 }
 
@@ -92,9 +98,13 @@ class NcclComms final : public Comms {
   private:
     // Polls the state before finalising (an enqueued operation may still be running on a
     // non-blocking communicator), then ncclCommFinalize and ncclCommDestroy; aborts on any
-    // failure so that nothing is left behind. ncclCommFinalize of a blocking child returns only
-    // when its peers have finalised too, a wait of NCCL's own: it runs as a BoundedCall, and a
-    // peer that never finalises costs this rank `deadline` plus the abort's grace, not a hang.
+    // failure so that nothing is left behind. ncclCommFinalize has no barrier with the peers,
+    // but on a blocking child it returns only when this rank's operations queued on it have
+    // completed, and a collective that a dead or hung peer never joins does not: it runs as a
+    // BoundedCall. At the deadline the call is abandoned, not aborted under the thread still
+    // inside NCCL (that would free the communicator under it): the thread aborts it when the
+    // call returns, which the caller's abort of the parent (it shares the abort flag) brings
+    // about.
     Status finalize_one(ncclComm_t& c, Clock::time_point deadline) {
         const ncclComm_t comm = c;
         c = nullptr;
@@ -105,14 +115,15 @@ class NcclComms final : public Comms {
         if (Status s = wait_ready(nccl_, comm, deadline, "waiting before ncclCommFinalize"); !s)
             return fail(s.take_error());
         auto result = std::make_shared<ncclResult_t>(ncclInternalError);
-        BoundedCall call([&nccl = nccl_, comm, result] { *result = nccl.CommFinalize(comm); });
+        BoundedCall call([&nccl = nccl_, comm, result] { *result = nccl.CommFinalize(comm); },
+                         [&nccl = nccl_, comm] { nccl.CommAbort(comm); });
         if (!call.wait_until(deadline)) {
-            nccl_.CommAbort(comm);  // NCCL's way to make the blocked call return
-            (void)call.wait_until(Clock::now() + kAbortGrace);
+            if (call.abandon()) nccl_.CommAbort(comm);  // it returned just now: ours again
             return make_error(Errc::timeout,
-                              "ncclCommFinalize did not return before the deadline: a peer has "
-                              "not finalised (it is still running collectives, hung, or died); "
-                              "the communicator was aborted instead");
+                              "ncclCommFinalize did not return before the deadline: an "
+                              "operation queued on the communicator never completed (a peer "
+                              "stopped inside a collective, hung, or died); the communicator is "
+                              "aborted instead");
         }
         ncclResult_t r = *result;
         if (r != ncclSuccess && r != ncclInProgress)
@@ -143,10 +154,11 @@ Error init_failed(const Error& e, const CommParams& p, const std::string& what) 
 }
 
 // What every rank checks before NCCL: its device (the caller's setup_error), NCCL_COMM_ID
-// against the id count, and the entry point several ids need.
+// against the id count, NCCL_COMM_BLOCKING, and the entry point several ids need.
 Status ready_for_init(const NcclApi& nccl, const CommParams& p, int nids) {
     if (p.setup_error) return *p.setup_error;
     SDDP_CHECK(check_comm_id(p.nccl_comm_id, nids));
+    SDDP_CHECK(check_comm_blocking(p.nccl_comm_blocking));
     if (nids > 1 && !nccl.CommInitRankScalable) {
         return make_error(
             Errc::unsupported,

@@ -42,6 +42,7 @@ struct CommParams {
     bool local_comm = true;
     int unique_ids = 1;                       // > 1: ncclCommInitRankScalable
     std::optional<std::string> nccl_comm_id;  // NCCL_COMM_ID as the caller's environment has it
+    std::optional<std::string> nccl_comm_blocking;  // NCCL_COMM_BLOCKING, likewise
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
     std::string host;  // this rank's host, named in the agreed error
     // This rank could not set its device up (select_gpu failed): shared with every rank before
@@ -74,12 +75,15 @@ Result<std::string> pci_bus_id(int device);
 // value rank + 1 copied to a device buffer on `device`, ncclAllReduce(sum) on a stream of its
 // own, the stream polled to the deadline, the result copied back and compared with
 // world_size * (world_size + 1) / 2. A call that does not return by the deadline (NCCL connects
-// the peers on the first collective) is left running: the caller must then abort `comm`.
+// the peers on the first collective) is left running on its thread, and `*inside_nccl` says so:
+// the caller must then neither abort nor finalise `comm` (one thread per communicator: NCCL
+// would free it under that thread), and leaves it to the process's exit.
 struct AllReduceOutcome {
     long long got = 0;
     long long expected = 0;
 };
 Result<AllReduceOutcome> check_allreduce(void* comm, int device, int rank, int world_size,
-                                         std::chrono::milliseconds timeout);
+                                         std::chrono::milliseconds timeout,
+                                         bool* inside_nccl = nullptr);
 
 }  // namespace sddp::nccl

@@ -4,12 +4,29 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <cstdlib>
+
+#include <optional>
 #include <vector>
+
+#include "core/contract.hpp"
 
 namespace sddp::nccl {
 namespace {
 
 constexpr const char* kNcclSoname = "libnccl.so.2";
+
+// The NCCL library this process uses: libnccl.so.2 unless kNcclLibraryVar names another.
+std::string nccl_library_name() {
+    const char* v = std::getenv(contract::kNcclLibraryVar);
+    return v && *v ? v : kNcclSoname;
+}
+
+// RCCL (AMD) pairs with the HIP runtime, whose entry points are the CUDA runtime's with "hip"
+// for "cuda", the same signatures and, for the few used here, the same error codes but one.
+bool is_rccl(const std::string& name) {
+    return name.find("rccl") != std::string::npos;
+}
 
 std::string loaded_path(void* handle, const std::string& fallback) {
     link_map* map = nullptr;
@@ -30,17 +47,21 @@ Error missing(const std::string& what, const std::string& why, const std::string
 }
 
 Result<NcclApi> load_nccl() {
-    void* h = dlopen(kNcclSoname, RTLD_NOW | RTLD_LOCAL);
+    // The copy the process already holds (the one PyTorch brought from its nvidia-nccl wheel):
+    // two NCCLs in one process would not share communicators. Else the system's, by SONAME.
+    const std::string name = nccl_library_name();
+    void* h = dlopen(name.c_str(), RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char* e = dlerror();
         return missing("NCCL is not available on this node",
-                       std::string("dlopen(\"") + kNcclSoname + "\") failed: " + (e ? e : "?"),
+                       "dlopen(\"" + name + "\") failed: " + (e ? e : "?"),
                        "install NCCL >= " + version_text(kMinNcclVersion) +
                            " (libnccl2) where the loader finds it (ldconfig or "
                            "LD_LIBRARY_PATH), or initialise with no_nccl for CPU-only work");
     }
     NcclApi a;
-    a.path = loaded_path(h, kNcclSoname);
+    a.path = loaded_path(h, name);
     // The version first: an old NCCL lacks later entry points, and its version is the message.
     if (!bind(h, "ncclGetVersion", a.GetVersion) || a.GetVersion(&a.version) != ncclSuccess) {
         return missing("NCCL at " + a.path + " is unusable", "ncclGetVersion is missing or failed",
@@ -66,36 +87,22 @@ Result<NcclApi> load_nccl() {
     return a;
 }
 
-Result<CudaApi> load_cuda() {
-    // The runtime of the CUDA this was built with first; the few calls used here have kept
-    // their signatures across majors, so a node with another major's runtime works too.
-    std::vector<std::string> names{"libcudart.so." + std::to_string(CUDART_VERSION / 1000)};
-    for (const char* n : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}) {
-        if (names.front() != n) names.emplace_back(n);
-    }
-    std::string tried;
-    void* h = nullptr;
-    for (const std::string& n : names) {
-        h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (h) break;
-        tried += (tried.empty() ? "" : ", ") + n;
-    }
-    if (!h) {
-        return missing("the CUDA runtime is not available on this node",
-                       "none of " + tried + " could be loaded",
-                       "install the CUDA runtime (libcudart) where the loader finds it, or "
-                       "initialise with no_nccl for CPU-only work");
-    }
+Result<CudaApi> bind_cuda(void* h, const std::string& path, const std::string& prefix) {
     CudaApi a;
-    a.path = loaded_path(h, names.front());
-    const bool all =
-        bind(h, "cudaGetDeviceCount", a.GetDeviceCount) && bind(h, "cudaSetDevice", a.SetDevice) &&
-        bind(h, "cudaDeviceGetPCIBusId", a.DeviceGetPCIBusId) &&
-        bind(h, "cudaGetErrorName", a.GetErrorName) &&
-        bind(h, "cudaGetErrorString", a.GetErrorString) && bind(h, "cudaMalloc", a.Malloc) &&
-        bind(h, "cudaFree", a.Free) && bind(h, "cudaMemcpy", a.Memcpy) &&
-        bind(h, "cudaStreamCreate", a.StreamCreate) &&
-        bind(h, "cudaStreamDestroy", a.StreamDestroy) && bind(h, "cudaStreamQuery", a.StreamQuery);
+    a.path = path;
+    if (prefix == "hip") a.not_ready = static_cast<cudaError_t>(600);  // hipErrorNotReady
+    const auto sym = [&](const char* n) { return prefix + n; };
+    const bool all = bind(h, sym("GetDeviceCount").c_str(), a.GetDeviceCount) &&
+                     bind(h, sym("SetDevice").c_str(), a.SetDevice) &&
+                     bind(h, sym("DeviceGetPCIBusId").c_str(), a.DeviceGetPCIBusId) &&
+                     bind(h, sym("GetErrorName").c_str(), a.GetErrorName) &&
+                     bind(h, sym("GetErrorString").c_str(), a.GetErrorString) &&
+                     bind(h, sym("Malloc").c_str(), a.Malloc) &&
+                     bind(h, sym("Free").c_str(), a.Free) &&
+                     bind(h, sym("Memcpy").c_str(), a.Memcpy) &&
+                     bind(h, sym("StreamCreate").c_str(), a.StreamCreate) &&
+                     bind(h, sym("StreamDestroy").c_str(), a.StreamDestroy) &&
+                     bind(h, sym("StreamQuery").c_str(), a.StreamQuery);
     if (!all) {
         return missing("the CUDA runtime at " + a.path + " is incomplete",
                        "an entry point is missing", "reinstall the CUDA runtime");
@@ -104,6 +111,49 @@ Result<CudaApi> load_cuda() {
 }
 
 }  // namespace
+
+std::vector<std::string> cudart_sonames(int built_major) {
+    std::vector<std::string> names{"libcudart.so." + std::to_string(built_major)};
+    for (const char* n : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"}) {
+        if (names.front() != n) names.emplace_back(n);
+    }
+    return names;
+}
+
+Result<CudaApi> load_cuda_runtime(const std::vector<std::string>& sonames,
+                                  const std::string& prefix) {
+    // The runtime the process already holds (a PyTorch cu12 process has libcudart.so.12): a
+    // second runtime would keep its own device state, and the driver may not support ours.
+    for (const std::string& n : sonames) {
+        if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_NOLOAD))
+            return bind_cuda(h, loaded_path(h, n), prefix);
+    }
+    // The few calls used here have kept their signatures across majors, so any runtime the
+    // driver supports works: a runtime newer than the driver answers its first call with
+    // "insufficient driver", and the next major is tried.
+    // When every one does (no driver at all answers the same), the first is kept: GPU
+    // selection then reports the error with its hint.
+    std::string tried;
+    std::optional<CudaApi> first;
+    for (const std::string& n : sonames) {
+        void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            tried += (tried.empty() ? "" : ", ") + n;
+            continue;
+        }
+        auto api = bind_cuda(h, loaded_path(h, n), prefix);
+        if (!api) return api.error();
+        int count = 0;
+        if (api->GetDeviceCount(&count) != cudaErrorInsufficientDriver) return api;
+        if (!first) first = std::move(*api);
+        // Left loaded: a runtime that has started may not be unloaded safely.
+    }
+    if (first) return *first;
+    return missing("the CUDA runtime is not available on this node",
+                   "none of " + tried + " could be loaded",
+                   "install the CUDA runtime (libcudart) where the loader finds it, or "
+                   "initialise with no_nccl for CPU-only work");
+}
 
 std::string version_text(int code) {
     // NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z from 2.9 on, X*1000+Y*100+Z before.
@@ -132,7 +182,10 @@ Result<const NcclApi*> nccl_api() {
 }
 
 Result<const CudaApi*> cuda_api() {
-    static const Result<CudaApi> loaded = load_cuda();
+    static const Result<CudaApi> loaded =
+        is_rccl(nccl_library_name())
+            ? load_cuda_runtime({"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5"}, "hip")
+            : load_cuda_runtime(cudart_sonames(CUDART_VERSION / 1000));
     if (!loaded) return loaded.error();
     return &*loaded;
 }

@@ -13,6 +13,7 @@
 #include <nccl.h>
 
 #include <string>
+#include <vector>
 
 #include "core/result.hpp"
 
@@ -57,6 +58,7 @@ struct CudaApi {
     cudaError_t (*StreamQuery)(cudaStream_t) = nullptr;
     const char* (*GetErrorName)(cudaError_t) = nullptr;
     const char* (*GetErrorString)(cudaError_t) = nullptr;
+    cudaError_t not_ready = cudaErrorNotReady;  // StreamQuery's "still running" (HIP's differs)
     std::string path;
 };
 
@@ -65,6 +67,15 @@ struct CudaApi {
 // than kMinNcclVersion.
 Result<const NcclApi*> nccl_api();
 Result<const CudaApi*> cuda_api();
+
+// Pure: the CUDA runtime SONAMEs to try, the one of the CUDA this was built with first.
+std::vector<std::string> cudart_sonames(int built_major);
+// Not cached (cuda_api() is): the first of `sonames` the process already holds (RTLD_NOLOAD);
+// else the first that loads and whose cudaGetDeviceCount does not answer
+// cudaErrorInsufficientDriver. The error names each runtime tried and why it was passed over.
+// `prefix` "hip" binds the HIP runtime's entry points (hipGetDeviceCount, ...) for RCCL.
+Result<CudaApi> load_cuda_runtime(const std::vector<std::string>& sonames,
+                                  const std::string& prefix = "cuda");
 
 // Pure: "2.28.9" from 22809 (and from the pre-2.9 form 2804 -> "2.8.4").
 std::string version_text(int code);

@@ -30,6 +30,46 @@ struct Shared {
     AllReduceOutcome out;
 };
 
+// A device buffer and a stream that the all-reduce's failure paths free by themselves. While
+// the all-reduce may still run on the GPU (timed out, or failed asynchronously) they are kept
+// instead: cudaFree would wait for the device, and NCCL's kernel still writes the buffer until
+// the communicator is aborted; a few bytes left to the process's exit are the lesser harm.
+class DeviceBuffer {
+  public:
+    explicit DeviceBuffer(const CudaApi& cuda) : cuda_(cuda) {}
+    ~DeviceBuffer() {
+        if (p_ && !kept_) (void)cuda_.Free(p_);
+    }
+    DeviceBuffer(const DeviceBuffer&) = delete;
+    DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+    cudaError_t allocate(std::size_t n) { return cuda_.Malloc(&p_, n); }
+    void* get() const { return p_; }
+    void keep() { kept_ = true; }
+
+  private:
+    const CudaApi& cuda_;
+    void* p_ = nullptr;
+    bool kept_ = false;
+};
+
+class Stream {
+  public:
+    explicit Stream(const CudaApi& cuda) : cuda_(cuda) {}
+    ~Stream() {
+        if (s_ && !kept_) (void)cuda_.StreamDestroy(s_);
+    }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+    cudaError_t create() { return cuda_.StreamCreate(&s_); }
+    cudaStream_t get() const { return s_; }
+    void keep() { kept_ = true; }
+
+  private:
+    const CudaApi& cuda_;
+    cudaStream_t s_ = nullptr;
+    bool kept_ = false;
+};
+
 void run_allreduce(const NcclApi& nccl, const CudaApi& cuda, ncclComm_t comm, int device, int rank,
                    int world_size, Clock::time_point deadline, std::chrono::milliseconds timeout,
                    Shared& sh) {
@@ -37,38 +77,41 @@ void run_allreduce(const NcclApi& nccl, const CudaApi& cuda, ncclComm_t comm, in
     // The current device is per thread: this one sets its own.
     if (cudaError_t e = cuda.SetDevice(device); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaSetDevice(" + std::to_string(device) + ")", e));
-    void* buf = nullptr;
-    if (cudaError_t e = cuda.Malloc(&buf, sizeof(std::int64_t)); e != cudaSuccess)
+    DeviceBuffer buf(cuda);
+    if (cudaError_t e = buf.allocate(sizeof(std::int64_t)); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaMalloc(8 bytes)", e));
     const std::int64_t mine = rank + 1;
-    if (cudaError_t e = cuda.Memcpy(buf, &mine, sizeof mine, cudaMemcpyHostToDevice);
+    if (cudaError_t e = cuda.Memcpy(buf.get(), &mine, sizeof mine, cudaMemcpyHostToDevice);
         e != cudaSuccess) {
-        (void)cuda.Free(buf);
         return fail(Errc::io, cuda_text(cuda, "cudaMemcpy (host to device)", e));
     }
-    cudaStream_t stream = nullptr;
-    if (cudaError_t e = cuda.StreamCreate(&stream); e != cudaSuccess) {
-        (void)cuda.Free(buf);
+    Stream stream(cuda);
+    if (cudaError_t e = stream.create(); e != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaStreamCreate", e));
-    }
-    const ncclResult_t r = nccl.AllReduce(buf, buf, 1, ncclInt64, ncclSum, comm, stream);
+    const ncclResult_t r =
+        nccl.AllReduce(buf.get(), buf.get(), 1, ncclInt64, ncclSum, comm, stream.get());
     if (r != ncclSuccess) {
         return fail(Errc::io, "ncclAllReduce failed: " + nccl_error_text(nccl, r, comm));
     }
+    const auto in_flight = [&] {
+        buf.keep();
+        stream.keep();
+    };
     std::chrono::microseconds pause{0};
     for (;;) {
-        const cudaError_t q = cuda.StreamQuery(stream);
+        const cudaError_t q = cuda.StreamQuery(stream.get());
         if (q == cudaSuccess) break;
-        if (q != cudaErrorNotReady)
+        if (q != cuda.not_ready)
             return fail(Errc::io, cuda_text(cuda, "cudaStreamQuery after ncclAllReduce", q));
         // A peer's failure shows on the communicator, not on the stream.
         ncclResult_t state = ncclSuccess;
         if (nccl.CommGetAsyncError(comm, &state) == ncclSuccess && state != ncclSuccess &&
             state != ncclInProgress) {
+            in_flight();
             return fail(Errc::io, "ncclAllReduce failed: " + nccl_error_text(nccl, state, comm));
         }
         if (Clock::now() >= deadline) {
-            // Still in flight: the buffer and the stream stay until the caller aborts `comm`.
+            in_flight();
             return fail(Errc::timeout,
                         "the all-reduce was enqueued but did not complete within " +
                             seconds(timeout) +
@@ -79,10 +122,8 @@ void run_allreduce(const NcclApi& nccl, const CudaApi& cuda, ncclComm_t comm, in
         std::this_thread::sleep_for(pause);
     }
     std::int64_t got = 0;
-    const cudaError_t back = cuda.Memcpy(&got, buf, sizeof got, cudaMemcpyDeviceToHost);
-    (void)cuda.StreamDestroy(stream);
-    (void)cuda.Free(buf);
-    if (back != cudaSuccess)
+    if (const cudaError_t back = cuda.Memcpy(&got, buf.get(), sizeof got, cudaMemcpyDeviceToHost);
+        back != cudaSuccess)
         return fail(Errc::io, cuda_text(cuda, "cudaMemcpy (device to host)", back));
     sh.out.got = got;
     sh.out.expected = static_cast<long long>(world_size) * (world_size + 1) / 2;
@@ -107,7 +148,8 @@ Result<std::string> pci_bus_id(int device) {
 }
 
 Result<AllReduceOutcome> check_allreduce(void* comm, int device, int rank, int world_size,
-                                         std::chrono::milliseconds timeout) {
+                                         std::chrono::milliseconds timeout, bool* inside_nccl) {
+    if (inside_nccl) *inside_nccl = false;
     SDDP_TRY(nccl_ptr, nccl_api());
     SDDP_TRY(cuda_ptr, cuda_api());
     if (!comm) return make_error(Errc::internal, "no NCCL communicator to run the all-reduce on");
@@ -120,7 +162,8 @@ Result<AllReduceOutcome> check_allreduce(void* comm, int device, int rank, int w
         run_allreduce(nccl, cuda, c, device, rank, world_size, deadline, timeout, *sh);
     });
     // The worker polls to the deadline itself; the margin is for a call that blocks instead.
-    if (!call.wait_until(deadline + std::chrono::milliseconds(500))) {
+    if (!call.wait_until(deadline + std::chrono::milliseconds(500)) && !call.abandon()) {
+        if (inside_nccl) *inside_nccl = true;
         return make_error(Errc::timeout,
                           "ncclAllReduce did not return within " + seconds(timeout) +
                               " (NCCL connects the peers on the first collective: a peer did not "

@@ -7,10 +7,20 @@
  *   init_fail      ncclCommInitRankConfig fails at once (only for rank FAKE_NCCL_FAIL_RANK
  *                  when that is set)
  *   finalize_block ncclCommFinalize of a blocking communicator blocks until some communicator
- *                  is aborted (a peer that never finalises)
+ *                  is aborted: an operation queued on it never completes (NCCL's finalize has
+ *                  no barrier with the peers; it waits for this rank's own queued work)
+ *   allreduce_block  ncclAllReduce blocks until some communicator is aborted (NCCL connecting
+ *                  the peers on the first collective, a peer missing)
  *   allreduce_wrong  ncclAllReduce writes a sum one too small
+ *   allreduce_fail   ncclAllReduce fails at once (ncclUnhandledCudaError)
  *   allreduce_hang   ncclAllReduce never completes (fake_cudart's cudaStreamQuery reads the
  *                  same word and answers cudaErrorNotReady for ever)
+ * ncclCommAbort of a communicator while another thread is still inside a call on it is what
+ * NCCL turns into a use after free (commReclaim frees it at once): the fake records
+ * "abort cN under a running call" and leaves it allocated.
+ * splitShare and blocking are read where NCCL reads them: a split shares resources when the
+ * *parent's* config asked for it; NCCL_COMM_BLOCKING and NCCL_COMM_SPLIT_SHARE_RESOURCES
+ * override every config.
  * FAKE_NCCL_VERSION overrides the version (default 22809).
  * ncclAllReduce (int64 sum, one element) writes nranks * (nranks + 1) / 2, the sum of rank + 1
  * over the communicator, into the receive buffer (fake_cudart's device memory is host memory).
@@ -26,9 +36,11 @@
 struct ncclComm {
     int id;
     int blocking;
+    int split_share; /* its config's splitShare: what its own splits do (NCCL's commAlloc) */
     int nranks;
     int polls_left;        /* > 0: in progress; -1: in progress for ever */
     ncclComm_t* child_out; /* a split job's output slot, written when the job completes */
+    int in_call;           /* threads inside a blocking call on it, under mu */
     ncclComm_t child;
 };
 
@@ -80,7 +92,22 @@ static ncclComm_t new_comm(int blocking) {
     return c;
 }
 
+/* As NCCL's envConfigOverride and config defaults: NCCL_COMM_SPLIT_SHARE_RESOURCES overrides,
+ * an unset splitShare is 0. */
+static int split_share_of(const ncclConfig_t* config) {
+    const char* env = getenv("NCCL_COMM_SPLIT_SHARE_RESOURCES");
+    if (env) return atoi(env) == 1;
+    return config && config->splitShare == 1;
+}
+
+/* As NCCL's envConfigOverride: NCCL_COMM_BLOCKING=0 or 1 overrides every config. */
 static int blocking_of(const ncclConfig_t* config) {
+    const char* env = getenv("NCCL_COMM_BLOCKING");
+    if (env) {
+        char* end = NULL;
+        const long long v = strtoll(env, &end, 0);
+        if (end != env && (v == 0 || v == 1)) return (int)v;
+    }
     return !config || config->blocking == NCCL_CONFIG_UNDEF_INT ? 1 : config->blocking;
 }
 
@@ -106,6 +133,7 @@ ncclResult_t ncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId i
         return ncclSystemError;
     }
     ncclComm_t c = new_comm(blocking_of(config));
+    c->split_share = split_share_of(config);
     c->nranks = nranks;
     record("init c%d n=%d r=%d blocking=%d", c->id, nranks, rank, c->blocking);
     *comm = c;
@@ -123,10 +151,12 @@ ncclResult_t ncclCommInitRankScalable(ncclComm_t* comm, int nranks, int rank, in
 ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                            ncclConfig_t* config) {
     ncclComm_t child = new_comm(blocking_of(config));
+    child->split_share = split_share_of(config);
     child->nranks = comm->nranks; /* the world's size: what the fake all-reduce sums over */
     record("split c%d color=%d key=%d", comm->id, color, key, 0);
-    record("  -> c%d blocking=%d share=%d", child->id, child->blocking,
-           config ? config->splitShare : -1, 0);
+    /* share: whether the child shares its parent's resources, decided as NCCL does by the
+     * parent's splitShare (ncclCommInitChildComm), not by the child's config. */
+    record("  -> c%d blocking=%d share=%d", child->id, child->blocking, comm->split_share, 0);
     *newcomm = NULL; /* as NCCL: set when the job completes */
     if (comm->blocking) {
         *newcomm = child;
@@ -160,16 +190,31 @@ ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t* state) {
     return ncclSuccess;
 }
 
+/* Blocks the calling thread inside a call on `comm` until some communicator is aborted (the
+ * abort flag the communicators of one split share), then touches `comm` again, as NCCL does. */
+static void block_until_abort(ncclComm_t comm) {
+    pthread_mutex_lock(&mu);
+    ++comm->in_call;
+    const int seen = aborts;
+    while (aborts == seen) pthread_cond_wait(&aborted_cv, &mu);
+    --comm->in_call;
+    pthread_mutex_unlock(&mu);
+}
+
+/* Releases every call blocked in block_until_abort, as an abort of another communicator would. */
+void fake_nccl_unblock(void) {
+    pthread_mutex_lock(&mu);
+    ++aborts;
+    pthread_cond_broadcast(&aborted_cv);
+    pthread_mutex_unlock(&mu);
+}
+
 ncclResult_t ncclCommFinalize(ncclComm_t comm) {
     record("finalize c%d", comm->id, 0, 0, 0);
     if (comm->blocking && scripted("finalize_block")) {
-        /* As NCCL's: returns when the communicator is aborted (from another thread); comm is
-         * not touched after the wait, abort frees it. */
-        pthread_mutex_lock(&mu);
-        const int seen = aborts;
-        while (aborts == seen) pthread_cond_wait(&aborted_cv, &mu);
-        pthread_mutex_unlock(&mu);
-        return ncclInvalidUsage;
+        block_until_abort(comm);
+        record("finalize c%d returned", comm->id, 0, 0, 0);
+        return ncclSystemError;
     }
     if (comm->blocking) return ncclSuccess;
     comm->polls_left = scripted("finalize_hang") ? -1 : 2;
@@ -189,6 +234,12 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
     (void)stream;
     record("allreduce c%d count=%d type=%d op=%d", comm->id, (int)count, (int)type, (int)op);
     if (count != 1 || type != ncclInt64 || op != ncclSum) return ncclInvalidArgument;
+    if (scripted("allreduce_block")) {
+        block_until_abort(comm);
+        record("allreduce c%d returned", comm->id, 0, 0, 0);
+        return ncclSystemError;
+    }
+    if (scripted("allreduce_fail")) return ncclUnhandledCudaError;
     long long sum = (long long)comm->nranks * (comm->nranks + 1) / 2;
     if (scripted("allreduce_wrong")) sum -= 1;
     if (!scripted("allreduce_hang")) memcpy(recv, &sum, sizeof sum);
@@ -196,11 +247,16 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
-    record("abort c%d", comm->id, 0, 0, 0);
     pthread_mutex_lock(&mu);
+    const int in_use = comm->in_call > 0;
     ++aborts;
     pthread_cond_broadcast(&aborted_cv);
     pthread_mutex_unlock(&mu);
+    if (in_use) {
+        record("abort c%d under a running call", comm->id, 0, 0, 0);
+        return ncclSuccess;
+    }
+    record("abort c%d", comm->id, 0, 0, 0);
     complete_job(comm); /* an aborted split job still hands out its (aborted) child */
     free(comm);
     return ncclSuccess;
