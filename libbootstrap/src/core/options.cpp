@@ -23,8 +23,8 @@ constexpr std::array<std::string_view, 1> kRangeVars{"MASTER_PORT"};
 constexpr std::array<std::string_view, 1> kBlockVars{contract::kPortsVar};
 constexpr std::array<std::string_view, 1> kAddrVars{"MASTER_ADDR"};
 constexpr std::array<std::string_view, 2> kGpuVars{"CUDA_VISIBLE_DEVICES", contract::kDeviceVar};
-constexpr std::array<std::string_view, 3> kHintVars{"NCCL_SOCKET_IFNAME", "NCCL_IB_HCA",
-                                                    "GLOO_SOCKET_IFNAME"};
+constexpr std::array<std::string_view, 3> kHintVars{"NCCL_SOCKET_IFNAME", "GLOO_SOCKET_IFNAME",
+                                                    "UCX_NET_DEVICES"};
 constexpr std::array<std::string_view, 2> kOverrideVars{"MASTER_ADDR", "MASTER_PORT"};
 constexpr std::array<std::string_view, 1> kTimeoutVars{contract::kTimeoutVar};
 constexpr std::array<std::string_view, 2> kLauncherVars{"PET_*", contract::kNumProcessesVar};
@@ -141,7 +141,7 @@ constexpr std::array kOptions{
     OptionSpec{.name = "net-hints",
                .field = &O::nccl_hints,
                .default_text = "no",
-               .help = "NCCL interface/HCA from the topology, GLOO_SOCKET_IFNAME to MASTER_ADDR",
+               .help = "NCCL/GLOO_SOCKET_IFNAME: the node's interface to MASTER_ADDR; UCX: nearest HCA",
                .variables = kHintVars,
                .example = "net-hints",
                .literal_default = true},
