@@ -159,9 +159,11 @@ int on_remote_exit(spank_t sp) {
     auto opts = effective_options(state());
     if (!opts || !opts->hostfile.value_or(false)) return 0;
     std::uint32_t job_id = 0;
+    std::uint32_t nodeid = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS) return 0;
     const std::uint32_t uid = job_uid(sp);
-    remove_step_hostfile(step_hostfile_path(uid, job_id, step_id), uid);
+    remove_step_hostfile(step_hostfile_path(uid, job_id, step_id, nodeid), uid);
     return 0;
 }
 

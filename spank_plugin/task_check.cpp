@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "core/contract.hpp"
 #include "plugin_log.hpp"
@@ -43,13 +44,24 @@ int run_task_check(spank_t sp, std::uint32_t timeout_s) {
     if (spank_get_item(sp, S_JOB_ENV, &envp) != ESPANK_SUCCESS || !envp) {
         return refuse("cannot read the task's environment");
     }
+    // The check's rendezvous gets a round of its own: the program's rendezvous that follows then
+    // uses another node-local socket name, so nobody who saw the check's name can squat the
+    // program's in between.
+    const std::string round = std::string(contract::kRendezvousRoundVar) + "=check";
+    std::vector<char*> child_env;
+    for (char** e = envp; *e != nullptr; ++e) {
+        if (std::strncmp(*e, round.c_str(), std::strlen(contract::kRendezvousRoundVar) + 1) != 0)
+            child_env.push_back(*e);
+    }
+    child_env.push_back(const_cast<char*>(round.c_str()));
+    child_env.push_back(nullptr);
     const std::string tool = tool_path(sp);
     const std::string timeout = "--timeout=" + std::to_string(timeout_s);
     const char* argv[] = {"slurm-ddp", "check", "--before-program", timeout.c_str(), nullptr};
     const pid_t pid = ::fork();
     if (pid < 0) return refuse(std::string("cannot fork: ") + std::strerror(errno));
     if (pid == 0) {
-        ::execve(tool.c_str(), const_cast<char* const*>(argv), envp);
+        ::execve(tool.c_str(), const_cast<char* const*>(argv), child_env.data());
         const std::string msg = "slurm-ddp: --ddp=check: cannot run " + tool + ": " +
                                 std::strerror(errno) + " (install slurm-ddp or set " +
                                 contract::kCheckToolVar + ")\n";

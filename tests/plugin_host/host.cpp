@@ -216,6 +216,16 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
         } else {
             *out = 4242;
         }
+    } else if (item == S_JOB_NODEID) {
+        // slurmstepd's node index in the step: what it exports to the tasks as SLURM_NODEID.
+        auto* out = va_arg(ap, std::uint32_t*);
+        const auto it = g.env.find("SLURM_NODEID");
+        if (out == nullptr) {
+            bad_call("spank_get_item(S_JOB_NODEID, NULL)");
+            rc = ESPANK_BAD_ARG;
+        } else {
+            *out = it == g.env.end() ? 0 : static_cast<std::uint32_t>(std::stoul(it->second));
+        }
     } else {
         bad_call("spank_get_item for an item the host does not model: " +
                  std::to_string(static_cast<int>(item)));
@@ -750,7 +760,8 @@ std::string random_bytes(std::mt19937_64& rng, std::size_t n) {  // NUL-free
 // --ddp=hostfile: the file exists with the step's nodes while the task starts, and is gone after
 // slurm_spank_exit; a second task of the node accepts the first one's file.
 void scenario_hostfile() {
-    const std::string path = "/tmp/slurm-ddp-hostfile." + std::to_string(::getuid()) + ".4242.3";
+    // valid_env(3): rank 3 runs on the step's second node (SLURM_NODEID=1).
+    const std::string path = "/tmp/slurm-ddp-hostfile." + std::to_string(::getuid()) + ".4242.3.1";
     ::unlink(path.c_str());
     Step s = ddp_step("valid --ddp=hostfile", valid_env(3));
     s.optarg = "hostfile";

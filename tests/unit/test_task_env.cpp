@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 
 #include "core/task_env.hpp"
 
@@ -254,15 +255,21 @@ TEST(TaskEnv, HostfileRankZeroNodeFirstWithSlots) {
     ASSERT_TRUE(t.ok()) << t.error().message;
     ASSERT_TRUE(t->hostfile.has_value());
     EXPECT_EQ(t->hostfile->text, "n2 slots=2\nn10 slots=2\nn9 slots=1\n");
-    EXPECT_EQ(t->hostfile->path, "/tmp/slurm-ddp-hostfile.1234.88.1");
+    EXPECT_EQ(t->hostfile->path,
+              "/tmp/slurm-ddp-hostfile.1234.88.1." + std::to_string(t->facts.nodeid));
     EXPECT_EQ(as_map(*t)["SLURM_DDP_HOSTFILE"], t->hostfile->path);
-    // Every task of the step computes the same file.
+    // Every task of the step computes the same text; each node its own path (nodes may share
+    // /tmp, and each removes its own file when its tasks end).
+    std::set<std::string> paths;
     for (std::uint32_t r = 0; r < 5; ++r) {
         auto other = derive(uneven_task(r), opts_of("hostfile,tf"), host);
         ASSERT_TRUE(other.ok()) << other.error().message;
         EXPECT_EQ(other->hostfile->text, t->hostfile->text);
-        EXPECT_EQ(other->hostfile->path, t->hostfile->path);
+        EXPECT_EQ(other->hostfile->path,
+                  "/tmp/slurm-ddp-hostfile.1234.88.1." + std::to_string(other->facts.nodeid));
+        paths.insert(other->hostfile->path);
     }
+    EXPECT_EQ(paths.size(), 3U);  // n2, n10, n9
     // Under launcher the slots are each node's workers (nproc).
     auto one_per_node = gpu_task(0);
     one_per_node["SLURM_STEP_TASKS_PER_NODE"] = "1(x2)";

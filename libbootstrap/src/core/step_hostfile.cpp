@@ -27,9 +27,10 @@ std::size_t rank0_node(const StepFacts& f, const LaunchEnv& launch, const DdpOpt
 
 }  // namespace
 
-std::string step_hostfile_path(std::uint32_t uid, std::uint32_t job_id, std::uint32_t step_id) {
+std::string step_hostfile_path(std::uint32_t uid, std::uint32_t job_id, std::uint32_t step_id,
+                               std::uint32_t nodeid) {
     return "/tmp/slurm-ddp-hostfile." + std::to_string(uid) + "." + std::to_string(job_id) + "." +
-           std::to_string(step_id);
+           std::to_string(step_id) + "." + std::to_string(nodeid);
 }
 
 Result<StepHostfile> step_hostfile(const StepFacts& f, const LaunchEnv& launch,
@@ -40,7 +41,7 @@ Result<StepHostfile> step_hostfile(const StepFacts& f, const LaunchEnv& launch,
     }
     const std::size_t first = rank0_node(f, launch, opts);
     StepHostfile out;
-    out.path = step_hostfile_path(uid, f.job_id, f.step_id);
+    out.path = step_hostfile_path(uid, f.job_id, f.step_id, f.nodeid);
     auto line = [&](std::size_t n) {
         const std::uint32_t slots = launcher_slots ? *launcher_slots : f.tasks_per_node[n];
         out.text += f.nodes[n] + " slots=" + std::to_string(slots) + "\n";
