@@ -27,18 +27,19 @@ out=$(SRUN_TIMEOUT=170 srun_t --ddp -N2 --ntasks-per-node=2 "$VENV/bin/python" "
 check_stack "DeepSpeed init_distributed(dist_backend=gloo), ZeRO 1 under srun --ddp" "$out" 4
 expect_eq "ZeRO 1: 3 steps on every rank" "$(grep '^STACK ' <<<"$out" | grep -c ' backend=gloo zero=1 steps=3 ')" 4
 
-# The deepspeed launcher: one task per node, two workers each, no ssh. It needs a host file in
-# rank 0's node order ("host slots=N"), written here by each node for itself.
-# TODO(lead): --ddp=hostfile exports SLURM_DDP_HOSTFILE; use it instead of writing hosts.$SLURM_NODEID.
+# The deepspeed launcher: one task per node, two workers each, no ssh. It needs a host file whose
+# order matches --node_rank (rank 0's node first): --ddp=hostfile writes it on each node and
+# exports its path. The launcher task also copies it out, so the test can read what it was given.
 tmp=$(stack_tmp)
 # shellcheck disable=SC2016
-script='scontrol show hostnames "$SLURM_STEP_NODELIST" | sed "s/\$/ slots=$PET_NPROC_PER_NODE/" > "$HOSTS_DIR/hosts.$SLURM_NODEID"
-exec "$VENV/bin/deepspeed" --no_ssh --hostfile "$HOSTS_DIR/hosts.$SLURM_NODEID" --node_rank "$PET_NODE_RANK" \
+script='cp "$SLURM_DDP_HOSTFILE" "$HOSTS_DIR/hosts.$SLURM_NODEID"
+exec "$VENV/bin/deepspeed" --no_ssh --hostfile "$SLURM_DDP_HOSTFILE" --node_rank "$PET_NODE_RANK" \
     --master_addr "$PET_MASTER_ADDR" --master_port "$PET_MASTER_PORT" "$TRAIN" --name ds-launcher'
 out=$(HOSTS_DIR=$tmp VENV=$VENV TRAIN=$TRAIN SRUN_TIMEOUT=170 \
-    srun_t --ddp=launcher,nproc=2 -N2 -n2 --ntasks-per-node=1 bash -c "$script" 2>&1) ||
-    { fail "srun --ddp=launcher deepspeed --no_ssh failed:"; tail -40 <<<"$out"; }
-check_stack "deepspeed launcher per node (--no_ssh) under srun --ddp=launcher,nproc=2" "$out" 4
-expect_eq "host file written from the step: rank 0's node first" "$(tr '\n' ' ' <"$tmp/hosts.0" 2>/dev/null)" "n1 slots=2 n2 slots=2 "
+    srun_t --ddp=launcher,hostfile,nproc=2 -N2 -n2 --ntasks-per-node=1 bash -c "$script" 2>&1) ||
+    { fail "srun --ddp=launcher,hostfile deepspeed --no_ssh failed:"; tail -40 <<<"$out"; }
+check_stack "deepspeed launcher per node (--no_ssh) under srun --ddp=launcher,hostfile,nproc=2" "$out" 4
+expect_eq "--ddp=hostfile gave the launcher rank 0's node first, nproc slots" \
+    "$(cat "$tmp/hosts.0" "$tmp/hosts.1" 2>/dev/null | tr '\n' ' ')" "n1 slots=2 n2 slots=2 n1 slots=2 n2 slots=2 "
 rm -rf "$tmp"
 finish
