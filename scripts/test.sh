@@ -30,7 +30,7 @@ if has deps; then
 fi
 
 if has frameworks; then
-    phase "framework environments: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow (cached outside the clone)"
+    phase "framework environments and NCCL wheels: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow; NCCL 2.17-2.32 (cached outside the clone)"
     # The real-stack tests (ctest -L stacks, in the integration phase) run from these. A first
     # build downloads ~3 GB from PyPI; later runs on the same machine reuse the cache.
     t_fw=$SECONDS
@@ -38,6 +38,13 @@ if has frameworks; then
         echo "framework environments ready in $((SECONDS - t_fw)) s"
     else
         failed+=(frameworks)
+    fi
+    # The NCCL/CUDA runtime wheels of the version matrix (ctest nccl_versions, in the unit phase).
+    t_fw=$SECONDS
+    if bash scripts/nccl-wheels.sh; then
+        echo "NCCL wheels ready in $((SECONDS - t_fw)) s"
+    else
+        failed+=(nccl-wheels)
     fi
 fi
 
