@@ -52,7 +52,8 @@ expect_files "$devel" "$(cd "$root/libbootstrap/include" && find slurm_ddp -type
 /usr/lib64/cmake/slurm_ddp/slurm_ddpTargets.cmake
 /usr/lib64/cmake/slurm_ddp/slurm_ddpTargets-relwithdebinfo.cmake
 /usr/lib64/libslurm_ddp.so
-/usr/lib64/pkgconfig/slurm_ddp.pc"
+/usr/lib64/pkgconfig/slurm_ddp.pc
+/usr/share/man/man3/slurm_ddp.3"
 
 # Installing the package enables nothing: no file under /etc that plugstack.conf could include.
 [ -z "$(rpm -qcp "$main" 2>/dev/null)" ] && ! rpm -qlp "$main" 2>/dev/null | grep -q '^/etc/' \
