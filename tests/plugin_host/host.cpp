@@ -776,7 +776,7 @@ void scenario_hostfile() {
         std::fputs("evil slots=99\n", f);
         std::fclose(f);
     }
-    Step planted = ddp_step("--ddp=hostfile over a planted file", valid_env(1));
+    Step planted = ddp_step("--ddp=hostfile over a planted file", valid_env(3));
     planted.optarg = "hostfile";
     expect_task_error(planted, "is not this step's host file");
     ::unlink(path.c_str());
