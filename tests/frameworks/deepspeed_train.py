@@ -11,8 +11,6 @@ otherwise; the optimizer is torch's Adam, since DeepSpeed's own CPU Adam is a C+
 first use.
 """
 import argparse
-import contextlib
-import io
 import json
 import os
 
@@ -56,25 +54,20 @@ def main():
         engine.step()
 
     addr, port = torch_store_endpoint()
-    # The launcher starts its workers with `python -u`, where print() writes the line and its
-    # newline separately, so the two workers of a node sharing one pipe can interleave their
-    # lines. One write(2) of less than PIPE_BUF bytes to a pipe is atomic.
-    line = io.StringIO()
-    with contextlib.redirect_stdout(line):
-        report(
-            a.name,
-            rank,
-            world,
-            addr,
-            port,
-            digest_torch(engine.module),
-            accelerator=get_accelerator().device_name(),
-            backend=dist.get_backend(),
-            zero=engine.zero_optimization_stage(),
-            steps=engine.global_steps,
-            env_rank=os.environ.get("RANK", "-"),
-        )
-    os.write(1, line.getvalue().encode())
+    # One line per rank in one write(2) (stack_report): the launcher's workers share a pipe.
+    report(
+        a.name,
+        rank,
+        world,
+        addr,
+        port,
+        digest_torch(engine.module),
+        accelerator=get_accelerator().device_name(),
+        backend=dist.get_backend(),
+        zero=engine.zero_optimization_stage(),
+        steps=engine.global_steps,
+        env_rank=os.environ.get("RANK", "-"),
+    )
     dist.destroy_process_group()
 
 

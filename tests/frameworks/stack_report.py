@@ -54,4 +54,9 @@ def report(name, rank, world, addr, port, weights, **extra):
     # One write(2): workers of a launcher share a pipe, and print() under `python -u` writes the
     # text and the newline separately, so two ranks' lines could interleave.
     sys.stdout.flush()
-    os.write(sys.stdout.fileno(), line.encode())
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # a caller captures stdout (io.StringIO)
+        sys.stdout.write(line)
+        return
+    os.write(fd, line.encode())
