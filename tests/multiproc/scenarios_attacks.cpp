@@ -309,27 +309,40 @@ Report squat(std::uint16_t port, milliseconds hold, Squat how = Squat::refuse,
     return Report{0, 0, std::to_string(served)};
 }
 
+// The race the squatter scenarios share: a squatter holds the port for 1.5 s answering as `how`
+// says, rank 1 knocks from 0.2 s, the real rank 0 starts at `root_at`.
+struct SquatRace {
+    std::size_t squatter, root, victim;
+};
+SquatRace spawn_squat_race(Children& kids, const Job& job, Squat how, milliseconds root_at,
+                           milliseconds linger = milliseconds(0)) {
+    SquatRace r{};
+    r.squatter = kids.spawn("squatter", [&job, how, linger] {
+        return squat(job.port, milliseconds(1500), how, linger);
+    });
+    r.root = kids.spawn("rank 0", [&job, root_at] {
+        sleep_ms(static_cast<int>(root_at.count()));
+        return run_rank(job.config(0), 1);
+    });
+    r.victim = kids.spawn("rank 1", [&job] {
+        sleep_ms(200);
+        return run_rank(job.config(1), 1);
+    });
+    return r;
+}
+
 // Someone binds the derived port before rank 0 and answers with reject and abort frames. Rank
 // 1 must not take them as final: it keeps trying, and joins the real rank 0 once that starts.
 int squatter_then_root() {
     Checker check{"squatter_then_root"};
     Job job = make_job("squatter_then_root", 2, 2, milliseconds(8000));
     Children kids(4);
-    const std::size_t squatter =
-        kids.spawn("squatter", [&job] { return squat(job.port, milliseconds(1500)); });
-    const std::size_t root = kids.spawn("rank 0", [&job] {
-        sleep_ms(1700);
-        return run_rank(job.config(0), 1);
-    });
-    const std::size_t victim = kids.spawn("rank 1", [&job] {
-        sleep_ms(200);
-        return run_rank(job.config(1), 1);
-    });
+    const auto race = spawn_squat_race(kids, job, Squat::refuse, milliseconds(1700));
     check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
-    check.expect_ok(kids, root);
-    check.expect_ok(kids, victim);
-    check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
-                 "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    check.expect_ok(kids, race.root);
+    check.expect_ok(kids, race.victim);
+    check.expect(std::atoi(kids.report(race.squatter).message.c_str()) >= 2,
+                 "the squatter answered rank 1 (" + kids.report(race.squatter).message + " times)");
     return check.failures;
 }
 
@@ -503,21 +516,12 @@ int garbage_then_root() {
     Checker check{"garbage_then_root"};
     Job job = make_job("garbage_then_root", 2, 2, milliseconds(8000));
     Children kids(4);
-    const std::size_t squatter = kids.spawn(
-        "squatter", [&job] { return squat(job.port, milliseconds(1500), Squat::garbage); });
-    const std::size_t root = kids.spawn("rank 0", [&job] {
-        sleep_ms(2000);
-        return run_rank(job.config(0), 1);
-    });
-    const std::size_t victim = kids.spawn("rank 1", [&job] {
-        sleep_ms(200);
-        return run_rank(job.config(1), 1);
-    });
+    const auto race = spawn_squat_race(kids, job, Squat::garbage, milliseconds(2000));
     check.expect(kids.wait_all(milliseconds(15000)), "no process hangs");
-    check.expect_ok(kids, root);
-    check.expect_ok(kids, victim);
-    check.expect(std::atoi(kids.report(squatter).message.c_str()) >= 2,
-                 "the squatter answered rank 1 (" + kids.report(squatter).message + " times)");
+    check.expect_ok(kids, race.root);
+    check.expect_ok(kids, race.victim);
+    check.expect(std::atoi(kids.report(race.squatter).message.c_str()) >= 2,
+                 "the squatter answered rank 1 (" + kids.report(race.squatter).message + " times)");
     return check.failures;
 }
 
@@ -550,25 +554,16 @@ int silent_squatter_then_root() {
     Checker check{"silent_squatter_then_root"};
     Job job = make_job("silent_squatter_then_root", 2, 2, milliseconds(20000));
     Children kids(4);
-    const std::size_t squatter = kids.spawn("squatter", [&job] {
-        return squat(job.port, milliseconds(1500), Squat::silent, milliseconds(12000));
-    });
-    const std::size_t root = kids.spawn("rank 0", [&job] {
-        sleep_ms(2000);
-        return run_rank(job.config(0), 1);
-    });
-    const std::size_t victim = kids.spawn("rank 1", [&job] {
-        sleep_ms(200);
-        return run_rank(job.config(1), 1);
-    });
+    const auto race =
+        spawn_squat_race(kids, job, Squat::silent, milliseconds(2000), milliseconds(12000));
     check.expect(kids.wait_all(milliseconds(30000)), "no process hangs");
-    check.expect_ok(kids, root);
-    check.expect_ok(kids, victim);
+    check.expect_ok(kids, race.root);
+    check.expect_ok(kids, race.victim);
     check.expect(
-        std::atoi(kids.report(squatter).message.c_str()) >= 1,
-        "the squatter held a connection of rank 1 (" + kids.report(squatter).message + ")");
+        std::atoi(kids.report(race.squatter).message.c_str()) >= 1,
+        "the squatter held a connection of rank 1 (" + kids.report(race.squatter).message + ")");
     // 0.2 s start + one 5 s attempt + the backoff, with room for a loaded machine.
-    check.expect_under(kids, victim, 9.0);
+    check.expect_under(kids, race.victim, 9.0);
     return check.failures;
 }
 
