@@ -60,10 +60,10 @@ static int scripted(const char* word) {
     return 0;
 }
 
-static void record(const char* fmt, int a, int b, int c, int d) {
+/* The caller holds mu. */
+static void record_locked(const char* fmt, int a, int b, int c, int d) {
     char line[128];
     snprintf(line, sizeof line, fmt, a, b, c, d);
-    pthread_mutex_lock(&mu);
     /* Consecutive identical lines (polls) collapse to one. */
     const size_t len = strlen(log_buf), ln = strlen(line);
     const int repeat = len >= ln + 1 && strncmp(log_buf + len - ln - 1, line, ln) == 0 &&
@@ -72,6 +72,11 @@ static void record(const char* fmt, int a, int b, int c, int d) {
         strcat(log_buf, line);
         strcat(log_buf, "\n");
     }
+}
+
+static void record(const char* fmt, int a, int b, int c, int d) {
+    pthread_mutex_lock(&mu);
+    record_locked(fmt, a, b, c, d);
     pthread_mutex_unlock(&mu);
 }
 
@@ -247,16 +252,14 @@ ncclResult_t ncclAllReduce(const void* send, void* recv, size_t count, ncclDataT
 }
 
 ncclResult_t ncclCommAbort(ncclComm_t comm) {
+    /* The abort is in the log before any call it releases can log its return. */
     pthread_mutex_lock(&mu);
     const int in_use = comm->in_call > 0;
+    record_locked(in_use ? "abort c%d under a running call" : "abort c%d", comm->id, 0, 0, 0);
     ++aborts;
     pthread_cond_broadcast(&aborted_cv);
     pthread_mutex_unlock(&mu);
-    if (in_use) {
-        record("abort c%d under a running call", comm->id, 0, 0, 0);
-        return ncclSuccess;
-    }
-    record("abort c%d", comm->id, 0, 0, 0);
+    if (in_use) return ncclSuccess;
     complete_job(comm); /* an aborted split job still hands out its (aborted) child */
     free(comm);
     return ncclSuccess;
