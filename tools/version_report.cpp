@@ -22,7 +22,9 @@ std::string version_report() {
                slurm.substr(0, slurm.rfind('.')) + ".x)\n";
     }
 #if SDDP_NCCL_BUILT
-    out += "NCCL: linked\n";
+    // Only NCCL's headers are compiled in: libnccl.so.2 and the CUDA runtime are loaded when a
+    // program asks for a communicator (the ones the process already holds first).
+    out += "NCCL: supported, loaded at run time (libnccl.so.2, or the one the process holds)\n";
 #else
     out += "NCCL: not built\n";
 #endif
