@@ -19,4 +19,11 @@ expect_eq "4 torchrun workers" "$(grep -c 'launcher=torchrun' <<<"$lines")" 4
 bad=$(awk '{ for (i = 3; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] }
              if (f["worker_port"] != f["env_port"]) print }' <<<"$lines")
 expect_eq "workers' MASTER_PORT is PET_MASTER_PORT (torchrun's agent store)" "$bad" ""
+
+# A step that names another framework's options only gains variables: the same PyTorch program
+# trains as before under --ddp=jax,hostfile and --ddp=tf.
+for opt in jax,hostfile tf; do
+    out=$(srun_t --ddp=$opt -N2 --ntasks-per-node=2 "$VENV/bin/python" "$FW_DIR/torch_ddp.py" 2>&1) || true
+    check_stack "srun --ddp=$opt python torch_ddp.py (a PyTorch program under another stack's option)" "$out" 4
+done
 finish
