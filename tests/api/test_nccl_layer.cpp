@@ -319,7 +319,8 @@ TEST(NcclComms, CommBlockingInTheEnvironmentIsRefused) {
         unsetenv("NCCL_COMM_BLOCKING");
         ASSERT_FALSE(c) << v << ": " << fake_log();
         EXPECT_EQ(c.error().code, Errc::invalid_input);
-        EXPECT_NE(c.error().message.find(std::string("NCCL_COMM_BLOCKING='") + v + "'"), std::string::npos)
+        EXPECT_NE(c.error().message.find(std::string("NCCL_COMM_BLOCKING='") + v + "'"),
+                  std::string::npos)
             << c.error().message;
         EXPECT_NE(c.error().message.find("unset NCCL_COMM_BLOCKING"), std::string::npos)
             << c.error().message;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The contract between the plugin (which sets these variables in each --ddp task) and the
 // library (which reads them): every SLURM_DDP_* name and the secret's format, in one place.
-// No other source file spells these names; tests/layers/check_layers.py (ctest layers_respected) checks that.
+// No other source file spells these names; tests/layers/check_layers.py (ctest layers_respected)
+// checks that.
 #pragma once
 
 #include <cstddef>
