@@ -656,26 +656,38 @@ Report tampering_relay(std::uint16_t listen_port, std::uint16_t target, millisec
     return Report{0, 0, flipped ? "flipped" : "never flipped"};
 }
 
-int relay_tampers() {
-    Checker check{"relay_tampers"};
-    Job job = make_job("relay_tampers", 2, 2, milliseconds(6000));
+// The relay scenarios' shared set-up: rank 0 on the job's port, a tampering relay in front of
+// it (`welcome_host`: it renames the host in the welcome instead of flipping a byte), and rank 1
+// sent to the relay from 0.3 s.
+struct RelayRace {
+    std::size_t relay, victim;
+};
+RelayRace spawn_relay_race(Children& kids, const Job& job, milliseconds limit, bool welcome_host) {
     const std::uint16_t relay_port = free_port();
-    Children kids(4);
     kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
-    const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
-        return tampering_relay(relay_port, job.port, milliseconds(5000));
+    RelayRace r{};
+    r.relay = kids.spawn("relay", [&job, relay_port, limit, welcome_host] {
+        return tampering_relay(relay_port, job.port, limit, welcome_host);
     });
-    const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
+    r.victim = kids.spawn("rank 1", [&job, relay_port] {
         sleep_ms(300);
         RendezvousConfig c = job.config(1);
         c.master_port = relay_port;
         return run_rank(c, 1);
     });
+    return r;
+}
+
+int relay_tampers() {
+    Checker check{"relay_tampers"};
+    Job job = make_job("relay_tampers", 2, 2, milliseconds(6000));
+    Children kids(4);
+    const auto race = spawn_relay_race(kids, job, milliseconds(5000), false);
     check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
-    check.expect(kids.report(relay).message == "flipped",
-                 "the relay altered a frame: " + kids.report(relay).message);
-    check.expect_error(kids, victim, Errc::protocol, {"bad MAC"});
-    check.expect_under(kids, victim, 3.0);
+    check.expect(kids.report(race.relay).message == "flipped",
+                 "the relay altered a frame: " + kids.report(race.relay).message);
+    check.expect_error(kids, race.victim, Errc::protocol, {"bad MAC"});
+    check.expect_under(kids, race.victim, 3.0);
     return check.failures;
 }
 
@@ -684,22 +696,13 @@ int relay_tampers() {
 int relay_renames_host() {
     Checker check{"relay_renames_host"};
     Job job = make_job("relay_renames_host", 2, 2, milliseconds(5000));
-    const std::uint16_t relay_port = free_port();
     Children kids(4);
-    kids.spawn("rank 0", [&job] { return run_rank(job.config(0), 1); });
-    const std::size_t relay = kids.spawn("relay", [&job, relay_port] {
-        return tampering_relay(relay_port, job.port, milliseconds(4500), true);
-    });
-    const std::size_t victim = kids.spawn("rank 1", [&job, relay_port] {
-        sleep_ms(300);
-        RendezvousConfig c = job.config(1);
-        c.master_port = relay_port;
-        return run_rank(c, 1);
-    });
+    const auto race = spawn_relay_race(kids, job, milliseconds(4500), true);
     check.expect(kids.wait_all(milliseconds(12000)), "no process hangs");
-    check.expect(kids.report(relay).message == "flipped",
-                 "the relay altered the welcome: " + kids.report(relay).message);
-    check.expect_error(kids, victim, Errc::auth, {"could not prove it holds this step's secret"});
+    check.expect(kids.report(race.relay).message == "flipped",
+                 "the relay altered the welcome: " + kids.report(race.relay).message);
+    check.expect_error(kids, race.victim, Errc::auth,
+                       {"could not prove it holds this step's secret"});
     return check.failures;
 }
 
