@@ -12,11 +12,13 @@ PORT=29555
 
 # "RANK NAME=value" lines of one step's environment, without what differs from step to step
 # anyway: Slurm's own SLURM_*/SLURMD_*/PMI* variables (ids, timings; ours, SLURM_DDP_*, stay),
-# the secret (srun's, one per step) and the step tag (job.step: each srun here is its own job).
+# the secret (srun's, one per step) and the step tag (job.step: each srun here is its own job);
+# the host file's path names the job too, so its job id is replaced by JOB.
 task_env_lines() {
     sed -n 's/^\([0-9]*\): \([A-Za-z_][A-Za-z0-9_]*=\)/\1 \2/p' |
         awk '$2 ~ /^SLURM_DDP_/ || $2 !~ /^(SLURM_|SLURMD_|PMI)/' |
-        grep -Ev '^[0-9]+ SLURM_DDP_(SECRET|STEP)=' | sort -u
+        grep -Ev '^[0-9]+ SLURM_DDP_(SECRET|STEP)=' |
+        sed -E 's/^([0-9]+ SLURM_DDP_HOSTFILE=.*hostfile\.[0-9]+)\.[0-9]+\./\1.JOB./' | sort -u
 }
 
 # compare NAME SITE_ARGS -- SRUN_ARGS...
@@ -50,6 +52,8 @@ compare "GPU step, site gpu-bind=single" "gpu-bind=single" -- -N2 --ntasks-per-n
 compare "GPU step, site defaults" "" -- -N2 --ntasks-per-node=2 --gres=gpu:2
 compare "CPU step" "" -- -N2 -n4
 compare "uneven layout -n5 -N2" "nccl-hints" -- -N2 -n5
+compare "framework options jax, hostfile" "jax hostfile" -- -N2 -n3
+compare "framework option tf, GPU step" "tf" -- -N2 --ntasks-per-node=2 --gres=gpu:2
 
 # Site arguments matter: with gpu-bind=single the CLI must show one visible GPU per task.
 use_plugin gpu-bind=single
