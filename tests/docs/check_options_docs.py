@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The README's options table and spank_ddp(8)'s options list exactly the options the code
+"""docs/usage.md's options table and spank_ddp(8)'s options list exactly the options the code
 declares (core/options.cpp, printed by `slurm-ddp options --names`), so the docs cannot drift.
 
 An entry names an option by its first word (`gpu-bind=...` is gpu-bind); an alias may be named in
@@ -37,14 +37,14 @@ def compare(where, documented):
         failures.append(f"{where} documents options the code does not have: {', '.join(extra)}")
 
 
-readme = open(os.path.join(src, "README.md"), encoding="utf-8").read()
-section = readme.split("### Options", 1)[1].split("\n### ", 1)[0]
+usage = open(os.path.join(src, "docs", "usage.md"), encoding="utf-8").read()
+section = usage.split("## Options", 1)[1].split("\n## ", 1)[0]
 documented = set()
 for row in re.findall(r"^\| (`.*?) \|", section, re.M):
     for cell in re.split(r",\s*", row.split(" | ")[0]):
         documented |= entry_names(cell.replace("`", ""))
     documented |= entry_names(row.replace("`", ""))
-compare("README.md options table", documented)
+compare("docs/usage.md options table", documented)
 
 man = open(os.path.join(src, "docs", "spank_ddp.8"), encoding="utf-8").read()
 man_opts = man.split(".SH OPTIONS", 1)[1].split(".SH ENVIRONMENT", 1)[0]

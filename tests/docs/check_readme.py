@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The README's commands stay in sync with the tree.
+"""The README and the user documentation stay in sync with the tree.
 
-Checks: the first screen names the two commands and they exist; every repository path the
-README mentions exists; every `--ddp=...` value and plugin-argument line in it is accepted by the
-real parser (`slurm-ddp check-options`); every `slurm-ddp` command shown that needs no Slurm runs
-and succeeds; every option key in the options table is a key the parser knows.
+Checks: the README's first screen names the two commands and they exist; every repository path
+the README and docs/*.md mention exists; every `--ddp=...` value and plugin-argument line in
+them is accepted by the real parser (`slurm-ddp check-options`); every `slurm-ddp` command shown
+that needs no Slurm runs and succeeds; every option key in docs/usage.md's options table is a key
+the parser knows.
 Usage: check_readme.py SOURCE_DIR PATH_TO_slurm-ddp
 """
 import os
@@ -15,6 +16,11 @@ import sys
 
 src, cli = sys.argv[1], sys.argv[2]
 readme = open(os.path.join(src, "README.md"), encoding="utf-8").read()
+docs_dir = os.path.join(src, "docs")
+docs = {name: open(os.path.join(docs_dir, name), encoding="utf-8").read()
+        for name in sorted(os.listdir(docs_dir)) if name.endswith(".md")}
+usage = docs["usage.md"]
+every_page = [("README.md", readme)] + [("docs/" + n, t) for n, t in docs.items()]
 failures = []
 
 
@@ -33,15 +39,20 @@ for cmd in ("bash scripts/demo.sh", "bash scripts/test.sh"):
     check(subprocess.run(["bash", "-n", path]).returncode == 0, f"{cmd.split()[1]} parses")
 check("bash scripts/test.sh" in open(os.path.join(src, ".ci/run")).read(), ".ci/run runs the README's test command")
 
-# 2. Paths in the tree that the README names.
-paths = set(re.findall(r"(?<![\w/.-])((?:examples|sbatch|scripts|tests|bench|docs|packaging|spank_plugin|libbootstrap|tools)/[\w./-]*[\w/])", readme))
-for p in sorted(paths):
-    if p.startswith("build") or "*" in p:
-        continue
-    check(os.path.exists(os.path.join(src, p.rstrip("/"))), f"README path {p} exists")
+# 2. Paths in the tree that the pages name, and the pages their links point to.
+for page, text in every_page:
+    here = os.path.dirname(os.path.join(src, page))
+    pattern = r"(?<![\w/.-])((?:examples|sbatch|scripts|tests|bench|docs|packaging|spank_plugin|libbootstrap|tools)/[\w./-]*[\w/])(?![\w*-])"
+    for p in sorted(set(re.findall(pattern, text))):
+        if p.startswith("build") or (p.startswith("bench/") and "." not in os.path.basename(p)):
+            continue  # build outputs (bench/srun_rank) are named by the target, not a source path
+        p = p.rstrip("/")
+        check(any(os.path.exists(os.path.join(d, p)) for d in (src, here)), f"{page}: path {p} exists")
+    for target in sorted(set(re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text))):
+        check(os.path.exists(os.path.normpath(os.path.join(here, target))), f"{page}: link {target} exists")
 
 # 3. Every --ddp=VALUE in a code block parses; every plugin-argument line validates.
-blocks = "\n".join(re.findall(r"```(?:sh|c|cpp)?\n(.*?)```", readme, re.S))
+blocks = "\n".join(b for _, text in every_page for b in re.findall(r"```(?:sh|c|cpp)?\n(.*?)```", text, re.S))
 for value in sorted(set(re.findall(r"--ddp=([\w=,.-]+)", blocks))):
     r = subprocess.run([cli, "check-options", value], capture_output=True, text=True)
     check(r.returncode == 0, f"--ddp={value} is accepted ({r.stderr.strip()})")
@@ -56,7 +67,7 @@ for line in re.findall(r"^slurm-ddp ((?:hostnames|task-counts|check-options) .*?
     check(r.returncode == 0, f"`slurm-ddp {line}` succeeds ({r.stderr.strip()})")
 
 # 5. Every key in the user options table is one the parser accepts (alone or with a value).
-options_section = readme.split("### Options", 1)[1].split("\n### ", 1)[0]
+options_section = usage.split("## Options", 1)[1].split("\n## ", 1)[0]
 for key in re.findall(r"^\| `([a-z][a-z-]*)(?:=[A-Z|\\a-z-]+)?` \|", options_section, re.M):
     ok = any(subprocess.run([cli, "check-options", v], capture_output=True).returncode == 0
              for v in (key, f"{key}=1", f"{key}=29500", f"{key}=local", f"{key}=n1",
@@ -65,5 +76,5 @@ for key in re.findall(r"^\| `([a-z][a-z-]*)(?:=[A-Z|\\a-z-]+)?` \|", options_sec
     ok = ok or subprocess.run([cli, "check-options", "--site", f"{key}=20000-29999"], capture_output=True).returncode == 0
     check(ok, f"options table key '{key}' is known to the parser")
 
-print(f"{len(failures)} failed" if failures else "README in sync")
+print(f"{len(failures)} failed" if failures else "README and docs in sync")
 sys.exit(1 if failures else 0)
