@@ -343,6 +343,13 @@ TEST(OptionsHelp, TextMarkdownAndNamesListEveryOption) {
     }
     EXPECT_NE(text.find("[site only: plugstack.conf]"), std::string::npos);
     EXPECT_NE(text.find("TF_CONFIG"), std::string::npos);
+    // The markdown names each number's range and each choice's values from the declaration,
+    // and every refused pair with its message.
+    EXPECT_NE(md.find("| `ports=K` | 1-256 |"), std::string::npos);
+    EXPECT_NE(md.find("local\\|single\\|closest\\|none"), std::string::npos);
+    for (const auto& c : option_conflicts()) {
+        EXPECT_NE(md.find(std::string(c.message)), std::string::npos) << c.message;
+    }
     EXPECT_TRUE(is_help_request("help"));
     EXPECT_TRUE(is_help_request(" help "));
     EXPECT_FALSE(is_help_request("help,verbose"));

@@ -39,6 +39,42 @@ std::string join_variables(const OptionSpec& o) {
     return out;
 }
 
+// What values a row accepts, from its declaration: a range for numbers and ports, the choices.
+std::string accepted_values(const OptionSpec& o) {
+    switch (o.type) {
+        case OptionType::number:
+            return std::to_string(o.min) + "-" + std::to_string(o.max);
+        case OptionType::port:
+            return "1024-65535";
+        case OptionType::port_range:
+            return "LO-HI within 1024-65535";
+        case OptionType::choice: {
+            std::string out;
+            for (const auto c : o.choices) out += (out.empty() ? "" : "|") + std::string(c);
+            return out;
+        }
+        case OptionType::flag:
+            return o.value_required ? "yes|no" : "yes|no (alone: yes)";
+        case OptionType::flag_or_path:
+            return "yes|no|DIR";
+        case OptionType::host:
+            return "host name or address";
+        case OptionType::set_value:
+            break;
+    }
+    return "";
+}
+
+// One conflict in words: "`off` with any other key".
+std::string conflict_words(const OptionConflict& c) {
+    std::string second(c.second);
+    if (second == "*") return "`" + std::string(c.first) + "` with any other key";
+    if (second.starts_with("!")) {
+        return "`" + std::string(c.first) + "` without `" + second.substr(1) + "`";
+    }
+    return "`" + std::string(c.first) + "` with `" + second + "`";
+}
+
 std::string md_escape(std::string_view s) {
     std::string out;
     for (char c : s) {
@@ -57,13 +93,18 @@ std::string format_options_help(HelpFormat format) {
         return out;
     }
     if (format == HelpFormat::markdown) {
-        out += "| option | default | meaning | sets |\n|---|---|---|---|\n";
+        out += "| option | values | default | meaning | sets |\n|---|---|---|---|---|\n";
         for (const auto& o : option_table()) {
             std::string meaning(o.help);
             if (!o.alias_of.empty()) meaning = "the same as `" + std::string(o.alias_of) + "`";
             meaning += scope_mark(o);
-            out += "| `" + md_escape(item_syntax(o)) + "` | " + md_escape(o.default_text) + " | " +
-                   md_escape(meaning) + " | " + md_escape(join_variables(o)) + " |\n";
+            out += "| `" + md_escape(item_syntax(o)) + "` | " + md_escape(accepted_values(o)) +
+                   " | " + md_escape(o.default_text) + " | " + md_escape(meaning) + " | " +
+                   md_escape(join_variables(o)) + " |\n";
+        }
+        out += "\nRefused together (srun, sbatch and salloc stop before anything runs):\n\n";
+        for (const auto& c : option_conflicts()) {
+            out += "- " + conflict_words(c) + ": " + md_escape(c.message) + "\n";
         }
         return out;
     }
