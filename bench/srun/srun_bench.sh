@@ -10,13 +10,13 @@
 # 32-node cluster up, runs at most BUDGET_S seconds of points on each and brings it down; then
 # runs the fork harness and the bare-socket floors for the same N; prints the table and the
 # goals; about 12 minutes on the 2-core machine, of which ~10 under the lock):
-#   bash bench/srun_bench.sh --all            # NODES_LIST="2 32" NS="1024 256 64" REPS=3
-#   bash bench/srun_bench.sh --all --quick    # smoke: 2 nodes, N = 8 and 64, 1 repetition
+#   bash bench/srun/srun_bench.sh --all            # NODES_LIST="2 32" NS="1024 256 64" REPS=3
+#   bash bench/srun/srun_bench.sh --all --quick    # smoke: 2 nodes, N = 8 and 64, 1 repetition
 # Output goes to stdout and to RESULTS (default /tmp/srun-bench-<time>.txt);
-# `python3 bench/srun_table.py RESULTS` prints the table again from that file.
+# `python3 bench/report.py srun RESULTS` prints the table again from that file.
 #
 # Points only, on a cluster that is already up (NODE_CPUS >= N / nodes):
-#   SRUN_NODES=2 NS="64 1024" TRANSPORTS="tcp pmi2 pmix" REPS=3 bash bench/srun_bench.sh
+#   SRUN_NODES=2 NS="64 1024" TRANSPORTS="tcp pmi2 pmix" REPS=3 bash bench/srun/srun_bench.sh
 #
 # SDDP_BENCH_LIB_DIR: run the tasks with that directory first in LD_LIBRARY_PATH (another
 # build's libslurm_ddp.so, for a before/after in one cluster session); SDDP_BENCH_LABEL is
@@ -33,8 +33,10 @@
 # together from the start to init done / id held (what sddp_init and the broadcast cost); stepd_cpu: CPU seconds the step's slurmstepds
 # used from the first task's main() to the last task's second broadcast.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=${SDDP_BENCH_BUILD:-$ROOT/build-bench}
+# shellcheck source=bench/lib/raw_header.sh
+source "$ROOT/bench/lib/raw_header.sh"
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
 NS=${NS:-"1024 256 64"}  # largest first: the budget cuts the small ones
 REPS=${REPS:-3}
@@ -72,7 +74,7 @@ if [[ $mode == all ]]; then
     max_n=0
     for n in $NS; do ((n > max_n)) && max_n=$n; done
     {
-        echo "# srun_bench --all $(date -u '+%F %T') UTC; $(nproc) cores; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+        raw_header "bash bench/srun/srun_bench.sh $*"
         echo "# NODES_LIST=\"$NODES_LIST\" NS=\"$NS\" REPS=$REPS TRANSPORTS=\"$TRANSPORTS\" BUDGET_S=$BUDGET_S"
         # One lock holding from the first `up` to the last `down` (every node count, so that
         # they are measured back to back); per node count, points stop starting after BUDGET_S
@@ -86,7 +88,7 @@ if [[ $mode == all ]]; then
                 cpus=$(((max_n + k - 1) / k)); ((cpus < 8)) && cpus=8
                 echo "# cluster: $k nodes x $cpus CPUs, from $(date -u +%T) UTC"
                 if NODES=$k NODE_CPUS=$cpus PLUGIN=$plugin UP_TIMEOUT=120 bash "$cl" up >/tmp/srun-bench-up.log 2>&1; then
-                    SRUN_NODES=$k SDDP_BENCH_DEADLINE=$(($(date +%s) + budget)) bash "$root/bench/srun_bench.sh"
+                    SRUN_NODES=$k SDDP_BENCH_DEADLINE=$(($(date +%s) + budget)) bash "$root/bench/srun/srun_bench.sh"
                 else
                     echo "# cluster up failed ($k nodes):"; tail -5 /tmp/srun-bench-up.log
                 fi
@@ -100,7 +102,7 @@ if [[ $mode == all ]]; then
         echo "# done $(date -u '+%T') UTC; load: $(cut -d' ' -f1-3 /proc/loadavg)"
     } 2>&1 | tee "$RESULTS"
     echo
-    python3 "$ROOT/bench/srun_table.py" "$RESULTS"
+    python3 "$ROOT/bench/report.py" srun "$RESULTS"
     echo "(raw results: $RESULTS)"
     exit 0
 fi

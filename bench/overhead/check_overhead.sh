@@ -4,16 +4,19 @@
 # --ddp=check, alternating (drift hits both alike), REPS pairs inside one allocation (no
 # queueing); then `srun --ddp slurm-ddp check` alone. Prints medians, p10-p90 and the paired
 # difference. On the local cluster (tests/cluster/cluster.sh up), as root:
-#   bash bench/check_overhead.sh                  # REPS=30
-#   REPS=100 SLURM_DDP_CHECK_TOOL=/usr/bin/slurm-ddp bash bench/check_overhead.sh
+#   bash bench/overhead/check_overhead.sh                  # REPS=30
+#   REPS=100 SLURM_DDP_CHECK_TOOL=/usr/bin/slurm-ddp bash bench/overhead/check_overhead.sh
 set -euo pipefail
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
 # shellcheck disable=SC1091
 source "$SDDP_CLUSTER_DIR/env.sh"
-SRC=$(cd "$(dirname "$0")/.." && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
 export SLURM_DDP_CHECK_TOOL=${SLURM_DDP_CHECK_TOOL:-$SRC/build/tools/slurm-ddp}
 export REPS=${REPS:-30}
 [ -x "$SLURM_DDP_CHECK_TOOL" ] || { echo "no $SLURM_DDP_CHECK_TOOL" >&2; exit 1; }
+# shellcheck source=bench/lib/raw_header.sh
+source "$SRC/bench/lib/raw_header.sh"
+raw_header "REPS=$REPS SLURM_DDP_CHECK_TOOL=$SLURM_DDP_CHECK_TOOL bash bench/overhead/check_overhead.sh"
 RAW=$(mktemp)
 trap 'rm -f "$RAW"' EXIT
 # shellcheck disable=SC2016 # expanded inside the allocation

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Method (c) of bench/e2e_launch.sh: torchrun with the c10d rendezvous, as PyTorch's own Slurm
+# Method (c) of bench/e2e/e2e_launch.sh: torchrun with the c10d rendezvous, as PyTorch's own Slurm
 # instructions have it, run by `srun -N<nodes> --ntasks-per-node=1 e2e_torchrun.sh NPROC
 # SCRIPT [ARGS...]`: one torchrun (the elastic agent) per node, the first node of the job as
 # the rendezvous endpoint on a hand-picked port, the job id as the rendezvous id.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Method (d) of bench/e2e_launch.sh: Lightning's own Slurm path, no plugin.
+"""Method (d) of bench/e2e/e2e_launch.sh: Lightning's own Slurm path, no plugin.
 
     srun -N2 --ntasks-per-node=K python e2e_lightning_rank.py
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The rank program of bench/e2e_launch.sh: what every method starts, one process per rank.
+"""The rank program of bench/e2e/e2e_launch.sh: what every method starts, one process per rank.
 
     e2e_rank.py            import torch, init_process_group("gloo", env://), one all-reduce of
                            a one-element tensor holding 1, then print one line and exit

@@ -2,12 +2,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a rank pays for reaching init_process_group before rank 0 listens, in this PyTorch.
 
-    /usr/bin/python3 bench/e2e_store_race.py [DELAY ...]   (default 0.01 0.2 0.5 1.2)
+    /usr/bin/python3 bench/e2e/e2e_store_race.py [DELAY ...]   (default 0.01 0.2 0.5 1.2)
 
 A TCPStore client starts at once; its server (as rank 0's init_process_group would) starts
 DELAY seconds later on the same port. Prints when the client got through. PyTorch 1.13 retries
 a refused connect after a fixed 1 s: 1.02 s for a server 10 ms late, 2.03 s for 1.2 s late.
-bench/e2e_launch.sh's (a) and (c) ranks race their store this way; the workers of
+bench/e2e/e2e_launch.sh's (a) and (c) ranks race their store this way; the workers of
 torch.distributed.launch use its launcher's store, already listening.
 """
 import datetime

@@ -12,9 +12,9 @@
 # at 2 nodes x 2 and 2 nodes x 8 ranks, R repetitions, methods interleaved (floor a b c floor a
 # b c ...) inside one allocation per size so machine noise and allocation cost fall on all alike.
 #
-#   bash bench/e2e_launch.sh            # R=5 at 2x2 and 2x8 (about 5-7 minutes on 2 cores)
-#   bash bench/e2e_launch.sh --quick    # R=1 at 2x2 only: a smoke run, every method works
-#   bash bench/e2e_launch.sh --running  # use the cluster already up at SDDP_CLUSTER_DIR
+#   bash bench/e2e/e2e_launch.sh            # R=5 at 2x2 and 2x8 (about 5-7 minutes on 2 cores)
+#   bash bench/e2e/e2e_launch.sh --quick    # R=1 at 2x2 only: a smoke run, every method works
+#   bash bench/e2e/e2e_launch.sh --running  # use the cluster already up at SDDP_CLUSTER_DIR
 # Environment: E2E_PYTHON (default: the torch environment's python; /usr/bin/python3 runs
 #   Debian's torch 1.13, without method d) R=5 PER_NODE="2 8" PLUGIN=<spank_ddp.so> (default build/spank_plugin/spank_ddp.so,
 #   built there if missing) SDDP_CLUSTER_DIR (default /tmp/sddp-e2e) RESULTS=<dir> (raw output
@@ -25,10 +25,12 @@
 # cluster up, runs, and brings it down in the same command. Each rank prints wall-clock
 # timestamps (e2e_rank.py; the cluster's nodes share the machine's clock); t0 is taken just
 # before srun starts. Every run is checked: 2*K result lines, ranks 0..2K-1 once each, world
-# size 2K, all-reduce sum 2K. Exit 1 if any run failed. Table by bench/e2e_report.py.
+# size 2K, all-reduce sum 2K. Exit 1 if any run failed. Table by `bench/report.py e2e RESULTS`.
 set -uo pipefail
-ROOT=$(cd "$(dirname "$0")/.." && pwd)
-BENCH=$ROOT/bench
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BENCH=$ROOT/bench/e2e
+# shellcheck source=bench/lib/raw_header.sh
+source "$ROOT/bench/lib/raw_header.sh"
 ARGS=("$@")
 QUICK=0
 RUNNING=0
@@ -149,11 +151,10 @@ fi
 source "$SDDP_CLUSTER_DIR/env.sh"
 echo "cluster up ($((SECONDS - started)) s); R=$R, raw output in $RESULTS"
 {
-    echo "# $(date -u '+%F %T') UTC, $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)," \
-        "torch $("$PY" -c 'import torch; print(torch.__version__)')," \
+    raw_header "bash bench/e2e/e2e_launch.sh ${ARGS[*]} (R=$R PER_NODE=\"$PER_NODE\" E2E_BUDGET=$BUDGET)"
+    echo "# torch $("$PY" -c 'import torch; print(torch.__version__)')," \
         "lightning $("$PY" -c 'import lightning_fabric as l; print(l.__version__)' 2>/dev/null || echo none)," \
-        "$(srun --version), commit $(git -C "$ROOT" rev-parse --short HEAD)," \
-        "command: bash bench/e2e_launch.sh ${ARGS[*]}"
+        "$(srun --version)"
 } >"$RESULTS/header.txt"
 budget_start=${EPOCHREALTIME%.*}
 salloc_failed=0
@@ -177,4 +178,4 @@ for i in "${!sizes[@]}"; do
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); $((SECONDS - started)) s in all" >>"$RESULTS/header.txt"
 echo
-"$PY" "$BENCH/e2e_report.py" "$RESULTS" && ((!salloc_failed))
+python3 "$ROOT/bench/report.py" e2e "$RESULTS" && ((!salloc_failed))

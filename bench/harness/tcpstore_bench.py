@@ -5,7 +5,7 @@
 Run with a Python that has torch: bench/run.sh uses the pinned torch 2.15 environment
 (scripts/framework-env.sh torch); /usr/bin/python3 has Debian's 1.13.
 
-Same method as bench/bootstrap_bench.cpp: `import torch` happens once in the parent, which then
+Same method as bench/harness/bootstrap_bench.cpp: `import torch` happens once in the parent, which then
 forks N children; each reports ready and blocks on a start pipe; the parent reads CLOCK_MONOTONIC
 (time.monotonic) as the common start and closes the pipe. Each child then does what
 init_process_group(init_method="env://") + the NCCL id exchange do:

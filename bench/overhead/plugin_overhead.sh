@@ -16,9 +16,9 @@
 # median --ddp launch time; then srun's side (`srun -v` prints srun's line). The task lines need
 # SlurmdDebug=verbose, so bring the cluster up with cluster.sh's SLURM_DEBUG knob:
 #   SLURM_DEBUG=verbose bash tests/cluster/cluster.sh up
-#   bash bench/plugin_overhead.sh            # N = 1 2 8 16 (the 2x8-CPU cluster's capacity)
-#   REPS=50 NS="1 16" SRUN_REPS=10 ARMS="plain ddp" bash bench/plugin_overhead.sh
-#   RAW=/tmp/launch.txt bash bench/plugin_overhead.sh   # also append "N ARM SECONDS" lines
+#   bash bench/overhead/plugin_overhead.sh            # N = 1 2 8 16 (the 2x8-CPU cluster's capacity)
+#   REPS=50 NS="1 16" SRUN_REPS=10 ARMS="plain ddp" bash bench/overhead/plugin_overhead.sh
+#   RAW=/tmp/launch.txt bash bench/overhead/plugin_overhead.sh   # also append "N ARM SECONDS" lines
 #                                                       # in run order (pairs: same position)
 set -euo pipefail
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
@@ -29,7 +29,13 @@ NS=${NS:-"1 2 8 16"}
 SRUN_REPS=${SRUN_REPS:-20}
 RAW=${RAW:-}
 ARMS=${ARMS:-"none plain ddp"}
-# The launch times always go to a file too: bench/ratio_ci.py turns them into an interval.
+# shellcheck source=bench/lib/raw_header.sh
+source "$(dirname "$0")/../lib/raw_header.sh"
+raw_header "REPS=$REPS NS=\"$NS\" SRUN_REPS=$SRUN_REPS ARMS=\"$ARMS\" bash bench/overhead/plugin_overhead.sh"
+if [[ -n $RAW && ! -s $RAW ]]; then
+    raw_header "REPS=$REPS NS=\"$NS\" ARMS=\"$ARMS\" bash bench/overhead/plugin_overhead.sh (launch seconds: N ARM SECONDS)" >"$RAW"
+fi
+# The launch times always go to a file too: `bench/report.py overhead` turns them into an interval.
 SAMPLES=$(mktemp /tmp/sddp-launch-samples.XXXXXX)
 PLUGSTACK=$SDDP_CLUSTER_DIR/plugstack.conf
 WITH_PLUGIN=$(cat "$PLUGSTACK")
@@ -84,7 +90,7 @@ for n in $NS; do
     mapfile -t before < <(log_sizes)
     for _ in $(seq "$REPS"); do
         if has_arm none; then
-            set_plugstack "# emptied by bench/plugin_overhead.sh (arm: none)"
+            set_plugstack "# emptied by bench/overhead/plugin_overhead.sh (arm: none)"
             runs[none]+="$(timed srun -N"$nodes" -n"$n" true)"$'\n'
             set_plugstack "$WITH_PLUGIN"
         fi
@@ -110,8 +116,8 @@ done
 echo "($REPS interleaved repetitions each of: $ARMS; $(nproc) cores; cluster: $SDDP_CLUSTER_NODELIST)"
 [[ -z $RAW ]] || cat "$SAMPLES" >>"$RAW"
 echo
-echo "how well this run resolves the ratios (bench/ratio_ci.py; the goal is < 1.02):"
-python3 "$(dirname "$0")/ratio_ci.py" "$SAMPLES"
+echo "how well this run resolves the ratios (bench/report.py overhead; the goal is < 1.02):"
+python3 "$(dirname "$0")/../report.py" overhead "$SAMPLES"
 
 echo
 echo "plugin's own time per --ddp task, us, median/p90 (from the slurmd logs; init, option and"

@@ -3,7 +3,8 @@
 // one HMAC costs afterwards through each API. One fresh process per run of `setup`, since the
 // set-up happens once per process.
 //
-//   cc -O2 bench/libcrypto_setup.c -lcrypto -o /tmp/libcrypto_setup
+//   built as build-bench/bench/libcrypto_setup (-DSDDP_BUILD_BENCH=ON, OpenSSL 3), or by hand:
+//   cc -O2 bench/micro/libcrypto_setup.c -lcrypto -o /tmp/libcrypto_setup
 //   for i in 1 2 3 4 5; do /tmp/libcrypto_setup setup; done      # as the library does it
 //   /tmp/libcrypto_setup setup noconf   # OPENSSL_INIT_NO_LOAD_CONFIG (ignores the site's config)
 //   /tmp/libcrypto_setup setup nostrings noadd  # process-wide opt-outs (see docs/performance.md)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-/* srun_rank: one task of the real-launch bootstrap benchmark (bench/srun_bench.sh).
+/* srun_rank: one task of the real-launch bootstrap benchmark (bench/srun/srun_bench.sh).
  *
  * Started by `srun --ddp [--mpi=pmi2|pmix] -n N`, every task sleeps until the common start time
  * SDDP_BENCH_START (CLOCK_REALTIME seconds; every "node" of the local cluster shares this host's
@@ -66,7 +66,7 @@ int main(void) {
     const char* t0_text = getenv("SDDP_BENCH_SRUN_T0");
     if (!start_text || !out_dir) {
         fprintf(stderr,
-                "srun_rank: set SDDP_BENCH_START and SDDP_BENCH_OUT (bench/srun_bench.sh)\n");
+                "srun_rank: set SDDP_BENCH_START and SDDP_BENCH_OUT (bench/srun/srun_bench.sh)\n");
         return 2;
     }
     const double start = strtod(start_text, NULL);
