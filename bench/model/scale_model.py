@@ -17,7 +17,14 @@ finish the preflight at 10k and 100k ranks, for
   tcpstore  a single-root TCPStore: every rank connects to rank 0, get()s the id; allgather as
             set(pf/rank), rank 0 get()s all N keys and sets pf/all, everyone get()s pf/all.
 
-No dependencies:  python3 bench/scale_model.py [results.txt]   (default build-bench/bench/results.txt)
+No dependencies:
+  python3 bench/model/scale_model.py [results.txt] [--out RAW]   (default build-bench/bench/results.txt)
+With --out the whole report also goes to RAW, after the raw-file header (bench/lib/raw_header.sh).
+
+Checked against real launches: where the results file also has SRUN lines of
+`bench/srun/srun_bench.sh --all` (2 and 32 nodes on one machine), the same local model, laid out
+as that step was (N/nodes ranks per node, leaders in the k-ary tree), predicts each TCP point's
+init + broadcast and the CPU of all its tasks; the error of each point is printed.
 
 Calibration (from the RESULT lines of bootstrap_bench / tcpstore_bench.py): each rank 0 reports
 its own CPU seconds (user + system), i.e. the root's serial work, which is what limits a single
@@ -32,22 +39,42 @@ import math
 import os
 import sys
 
+import subprocess
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_RESULTS = os.path.join(HERE, "..", "build-bench", "bench", "results.txt")
+ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
+DEFAULT_RESULTS = os.path.join(ROOT, "build-bench", "bench", "results.txt")
 
 ID_BYTES, REC = 128, 64
 PF_REC, VERDICT = 60, 9  # a preflight record (step, host, bus id) and an "ok" verdict, bytes
 FRAME = 32  # assumed per-frame header + length overhead (bytes)
 
 
-def load(path):
+def load(path, tag="RESULT"):
+    """RESULT lines: (impl, n) -> figures; SRUN lines: (impl, nodes, n) -> figures."""
     pts = {}
     for line in open(path):
-        if line.startswith("RESULT ") and " ok=0" not in line:
+        if line.startswith(tag + " ") and " ok=0" not in line:
             kv = dict(x.split("=", 1) for x in line.split()[1:])
-            pts[(kv["impl"], int(kv["n"]))] = {k: float(v) for k, v in kv.items()
-                                               if k not in ("impl",)}
+            key = (kv["impl"], int(kv["n"])) if tag == "RESULT" else (
+                kv["impl"], int(kv["nodes"]), int(kv["n"]))
+            pts[key] = {k: float(v) for k, v in kv.items() if k not in ("impl",)}
     return pts
+
+
+class Tee:
+    """Everything printed goes to the terminal and to the raw file."""
+
+    def __init__(self, *streams):
+        self.streams = streams
+
+    def write(self, s):
+        for st in self.streams:
+            st.write(s)
+
+    def flush(self):
+        for st in self.streams:
+            st.flush()
 
 
 def lstsq(rows, ys):
@@ -180,6 +207,20 @@ def local_prediction(cal, impl, n, cores):
     ta, tn = cal["ts_total"]
     t = cal["ts_t0"] + max(a + c * n, (ta + tn * n) / cores)
     return None, t
+
+
+def srun_prediction(cal, n, nodes, cores, k=16):
+    """init + broadcast of a real `srun --ddp` over TCP on this machine: the local model with the
+    step's layout (n / nodes ranks per node, the node leaders in a k-ary tree); and the CPU of
+    all tasks it assumes."""
+    per = max(1, n // nodes)
+    children = min(k, nodes - 1) + (per - 1)
+    a, c = cal["ours_id"]
+    pa, pr, ps = cal["ours_pf"]
+    root = a + c * children + pa + pr * n + ps * children
+    ta, tn = cal["ours_pf_total"]
+    total = ta + tn * n
+    return cal["ours_pf_t0"] + max(root, total / cores), total
 
 
 # --- the model at scale ---------------------------------------------------------------------
@@ -338,8 +379,17 @@ def main():
     ap.add_argument("--tree-goal", type=float, default=2.0,
                     help="seconds for id + preflight + 64 B allgather via the tree at 100k")
     ap.add_argument("--fanout", type=int, default=16, help="tree fanout to model (default 16)")
+    ap.add_argument("--out", help="also write the report to this raw file, after its header")
     a = ap.parse_args()
+    if a.out:
+        cmd = "python3 bench/model/scale_model.py " + " ".join(sys.argv[1:])
+        header = subprocess.run(["bash", os.path.join(ROOT, "bench", "lib", "raw_header.sh"), cmd],
+                                capture_output=True, text=True, check=True).stdout
+        raw = open(a.out, "w")
+        raw.write(header)
+        sys.stdout = Tee(sys.__stdout__, raw)
     pts = load(a.results)
+    sruns = load(a.results, "SRUN")
     cal = calibrate(pts, a.cores)
     if "ours_id" not in cal or "ours_pf" not in cal:
         sys.exit("not enough measured points in %s (need ours-2level/ours-flat, ours-preflight "
@@ -376,6 +426,22 @@ def main():
             impl, n, v["id_med"] * 1e3, "-" if pid is None else "%.1f" % (pid * 1e3),
             v["ag_med"] * 1e3, "-" if pag is None else "%.1f" % (pag * 1e3),
             "   (held out)" if n >= 1024 else ""))
+    tcp = sorted((key, v) for key, v in sruns.items() if key[0] == "srun-tcp")
+    if tcp:
+        print()
+        print("Checked against real srun --ddp over TCP on this machine (same file; the local model "
+              "laid out as the step: N/nodes ranks per node, leaders' tree k=%d). Error = "
+              "(predicted - measured) / measured:" % a.fanout)
+        print("%6s %6s  %10s %10s %7s  %12s %12s %7s" % (
+            "nodes", "N", "id meas", "id pred", "error", "CPU meas, s", "CPU pred, s", "error"))
+        for (_, nodes, n), v in tcp:
+            pred, cpu = srun_prediction(cal, n, nodes, a.cores, a.fanout)
+            print("%6d %6d  %10.1f %10.1f %+6.0f%%  %12.3f %12.3f %+6.0f%%" % (
+                nodes, n, v["id_med"] * 1e3, pred * 1e3, (pred / v["id_med"] - 1) * 100,
+                v["cpu_id"], cpu, (cpu / v["cpu_id"] - 1) * 100 if v["cpu_id"] else float("nan")))
+        print("(id: ms from the common start to the last rank holding the id, medians; the model "
+              "has no Slurm launch, slurmstepd or scheduler contention, and the network terms "
+              "of the at-scale model cannot be checked on one machine)")
     print()
     print("Predictions at scale (seconds; goal: id + preflight under %.0f s at 100k ranks):"
           % a.goal)
