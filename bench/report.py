@@ -73,9 +73,10 @@ def fmt_ratio(r):
 
 
 # --- harness: the local fork harness --------------------------------------------------------
-ORDER = ["ours-2level", "ours-preflight", "ours-flat", "floor", "floor-prelisten", "tcpstore", "tcpstore-agent", "mpi"]
+ORDER = ["ours-2level", "ours-tree", "ours-preflight", "ours-flat", "floor", "floor-prelisten", "tcpstore", "tcpstore-agent", "mpi"]
 LABEL = {
     "ours-2level": "ours, two-level (N/8 nodes x 8), authenticated",
+    "ours-tree": "ours, two-level with the node leaders in a k-ary tree (bootstrap_bench --fanout)",
     "ours-preflight": "ours, two-level, 2nd exchange = the library's preflight (gather of "
                       "~60-byte records to rank 0 + its verdict broadcast), as srun --ddp runs it",
     "ours-flat": "ours, flat (every rank TCP to rank 0), authenticated",

@@ -71,9 +71,14 @@ fi
 echo "== scale model (bench/model/scale_model.py) =="
 model_in=$harness
 [[ -n ${many:-} && -s ${many:-} ]] && model_in=$many
-python3 "$ROOT/bench/model/scale_model.py" "$model_in" --out "$OUT/scale-model-$day.txt" ||
+if python3 "$ROOT/bench/model/scale_model.py" "$model_in" --out "$OUT/scale-model-$day.txt"; then
+    written+=("$OUT/scale-model-$day.txt")
+elif ((QUICK)); then
+    echo "(the smoke sizes are too few to calibrate the model: skipped)"
+    rm -f "$OUT/scale-model-$day.txt"
+else
     failed+=(model)
-written+=("$OUT/scale-model-$day.txt")
+fi
 
 if ((CLUSTER)); then
     [[ -f $CLUSTER_DIR/env.sh ]] || { echo "no cluster at $CLUSTER_DIR (tests/cluster/cluster.sh up)" >&2; exit 1; }
