@@ -25,7 +25,8 @@
 #             up on the machine: root, a machine of your own, ~12 min, ~8 GiB.
 #                                                                           -> srun-results-DATE.txt
 # Environment: OUT (default bench/results), SDDP_BENCH_BUILD (default build-bench),
-#   SDDP_CLUSTER_DIR, PLUGIN (the spank_ddp.so the cluster parts load; default the bench build's).
+#   SDDP_CLUSTER_DIR, PLUGIN (the spank_ddp.so the cluster parts load; default the bench build's),
+#   RESTORE_PLUGIN (the one to put back after each locked part; default the one found there).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/bench/results}
@@ -85,16 +86,17 @@ if ((CLUSTER)); then
     PLUGIN=${PLUGIN:-$BUILD/spank_plugin/spank_ddp.so}
     cmake --build "$BUILD" --target spank_ddp srun_rank >/dev/null || { echo "building the plugin failed" >&2; exit 1; }
     # The cluster is shared: load our plugin only inside each locked section, and put back
-    # the one that was there.
-    before=$(sed -n 's/^required[[:space:]]\+//p' "$CLUSTER_DIR/plugstack.conf" | head -n 1)
+    # the one that was there when the section began (RESTORE_PLUGIN: that one instead).
     locked() {  # command... : under the lock, with our plugin loaded, then the previous one back
         # shellcheck disable=SC2016 # expanded by the inner shell
         flock -o "$LOCK" env SDDP_CLUSTER_DIR="$CLUSTER_DIR" bash -c '
             cl=$1 plugin=$2 before=$3; shift 3
-            bash "$cl" plugin "$plugin" >/dev/null || exit 1
+            [[ -n $before ]] || before=$(sed -n "s/^required[[:space:]]\+//p" \
+                "$SDDP_CLUSTER_DIR/plugstack.conf" | head -n 1)
+            bash "$cl" plugin "$plugin" >/dev/null 2>&1 || exit 1
             "$@"; rc=$?
-            [[ -z $before ]] || bash "$cl" plugin "$before" >/dev/null
-            exit $rc' _ "$ROOT/tests/cluster/cluster.sh" "$PLUGIN" "$before" "$@"
+            [[ -z $before ]] || bash "$cl" plugin "$before" >/dev/null 2>&1
+            exit $rc' _ "$ROOT/tests/cluster/cluster.sh" "$PLUGIN" "${RESTORE_PLUGIN:-}" "$@"
     }
     echo "== TCP, PMI2 and PMIx under srun --ddp on the running cluster (bench/srun/srun_bench.sh) =="
     tr=$OUT/srun-transports-$day.txt
