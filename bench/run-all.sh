@@ -102,9 +102,8 @@ if ((CLUSTER)); then
     tr=$OUT/srun-transports-$day.txt
     ns="16 8 2" reps=5
     ((QUICK)) && ns="8" reps=1
-    raw_header "SRUN_NODES=2 NS=\"$ns\" TRANSPORTS=\"tcp pmi2 pmix\" REPS=$reps bash bench/srun/srun_bench.sh" >"$tr"
     locked env SRUN_NODES=2 NS="$ns" TRANSPORTS="tcp pmi2 pmix" REPS=$reps timeout 400 \
-        bash "$ROOT/bench/srun/srun_bench.sh" >>"$tr" 2>&1 || failed+=(transports)
+        bash "$ROOT/bench/srun/srun_bench.sh" >"$tr" 2>&1 || failed+=(transports)
     written+=("$tr")
 
     echo "== plugin overhead on step launch (bench/overhead/plugin_overhead.sh) =="

@@ -13,6 +13,7 @@ torch.distributed.launch use its launcher's store, already listening.
 import datetime
 import os
 import socket
+import subprocess
 import sys
 import time
 
@@ -26,6 +27,11 @@ def free_port():
 
 
 def main():
+    # The output is a raw file: the header of bench/lib/raw_header.sh first.
+    here = os.path.dirname(os.path.abspath(__file__))
+    subprocess.run(["bash", os.path.join(here, "..", "lib", "raw_header.sh"),
+                    "python3 bench/e2e/e2e_store_race.py " + " ".join(sys.argv[1:])], check=False)
+    sys.stdout.flush()
     delays = [float(d) for d in sys.argv[1:]] or [0.01, 0.2, 0.5, 1.2]
     timeout = datetime.timedelta(seconds=30)
     for delay in delays:

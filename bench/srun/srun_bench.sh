@@ -156,6 +156,9 @@ stats() {  # stdin: values -> "median min max"
 }
 ms() { awk -v x="$1" 'BEGIN { printf "%.1f", x * 1000 }'; }
 
+# Run on its own, the output is a raw file: it starts with the header (under --all, the outer
+# run wrote it).
+[[ -n ${SDDP_BENCH_DEADLINE:-} ]] || raw_header "SRUN_NODES=$SRUN_NODES NS=\"$NS\" TRANSPORTS=\"$TRANSPORTS\" REPS=$REPS${SDDP_BENCH_LIB_DIR:+ SDDP_BENCH_LIB_DIR=$SDDP_BENCH_LIB_DIR} bash bench/srun/srun_bench.sh"
 printf '%-11s %5s %6s  %-24s %-24s %-9s %-9s\n' impl nodes N "init: med (min-max) ms" \
     "id: med (min-max) ms" "id2 ms" "launch ms"
 rc=0
