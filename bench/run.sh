@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# Bootstrap benchmarks: builds the benchmarks if needed, runs ours / the floor /
-# PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios;
+# The local harness (bench/harness/): builds the benchmarks if needed, runs ours / the floor /
+# PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios
+# (bench/report.py harness); the micro benchmarks (bench/micro/: one frame MAC, libcrypto's set-up);
 # then, where a GPU is visible, exec -> ready one-rank NCCL communicator through the library
 # versus CUDA + NCCL called directly (nccl_init_bench).
 #   bench/run.sh            # N = 2 8 64 256 1024, 5 repetitions (3 at 1024), MPI up to 256
@@ -12,8 +13,8 @@
 #   scripts/framework-env.sh torch)
 #   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI
 #   smoke run uses Debug, which compiles about 30% faster: its numbers mean nothing anyway)
-#   RESULTS=<file> (default $SDDP_BENCH_BUILD/bench/results.txt)
-#   SDDP_BENCH_E2E=1: also bench/e2e_launch.sh (--quick with --smoke), which takes the cluster lock
+#   RESULTS=<file> (default $SDDP_BENCH_BUILD/bench/results.txt; starts with the raw-file header)
+#   SDDP_BENCH_E2E=1: also bench/e2e/e2e_launch.sh (--quick with --smoke), which takes the cluster lock
 #   and brings the local 2-node Slurm cluster up and down
 # A part that cannot run here (no torch, no MPI, no GPU or no NCCL in the build) says so and is
 # skipped without failing.
@@ -22,6 +23,8 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${SDDP_BENCH_BUILD:-$ROOT/build-bench}
 SMOKE=0
 [[ ${1:-} == --smoke ]] && SMOKE=1
+# shellcheck source=bench/lib/raw_header.sh
+source "$ROOT/bench/lib/raw_header.sh"
 if ((SMOKE)); then
     NS=2,8; REPS=1; REPS_LARGE=1; MPI_NS="2 8"; MPI_REPS=1; NCCL_REPS=1; NCCL_WARMUP=0
 else
@@ -64,7 +67,7 @@ if ! build_log=$(cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" 2>
 fi
 mkdir -p "$BUILD/bench"
 RESULTS=${RESULTS:-$BUILD/bench/results.txt}
-: >"$RESULTS"
+raw_header "bash bench/run.sh $* (NS=$NS REPS=$REPS REPS_LARGE=$REPS_LARGE MPI_NS=\"$MPI_NS\" build: $build_type)" | tee "$RESULTS"
 
 echo "== ours and the floor (bootstrap_bench) =="
 "$BUILD/bench/bootstrap_bench" ${VARIANTS:+--variants "$VARIANTS"} --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \
@@ -72,10 +75,14 @@ echo "== ours and the floor (bootstrap_bench) =="
 
 echo "== one frame MAC: keyed per MAC / from the connection's prepared key (mac_cost) =="
 "$BUILD/bench/mac_cost" || failed+=(mac_cost)
+if [[ " ${targets[*]} " == *" libcrypto_setup "* ]]; then
+    echo "== libcrypto's one-time set-up in a fresh process, CPU ms (libcrypto_setup) =="
+    "$BUILD/bench/libcrypto_setup" setup || failed+=(libcrypto_setup)
+fi
 
 echo "== PyTorch TCPStore (tcpstore_bench.py) =="
 if "$TORCH_PY" -c 'import torch.distributed' 2>/dev/null; then
-    "$TORCH_PY" "$ROOT/bench/tcpstore_bench.py" --ns "$NS" --reps "$REPS" \
+    "$TORCH_PY" "$ROOT/bench/harness/tcpstore_bench.py" --ns "$NS" --reps "$REPS" \
         --reps-large "$REPS_LARGE" | tee -a "$RESULTS" | grep -v '^RESULT' || failed+=(tcpstore)
 else
     echo "no torch in $TORCH_PY: TCPStore skipped"
@@ -84,15 +91,11 @@ else
 fi
 
 echo "== MPI_Bcast (mpi_bcast.c) =="
-if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then
+if [[ " ${targets[*]} " == *" mpi_bcast "* ]] && command -v mpirun >/dev/null; then
     root_flag=()
     [[ $(id -u) == 0 ]] && root_flag=(--allow-run-as-root)
     mpi_log=$BUILD/bench/mpirun.log
-    mpi_run_ns=$MPI_NS
-    if ! mpicc -O2 -o "$BUILD/bench/mpi_bcast" "$ROOT/bench/mpi_bcast.c"; then
-        echo "mpicc failed: MPI not run"; failed+=(mpi); mpi_run_ns=""
-    fi
-    for n in $mpi_run_ns; do
+    for n in $MPI_NS; do
         for _ in $(seq "$MPI_REPS"); do
             # SDDP_BENCH_T0: CLOCK_MONOTONIC just before exec'ing mpirun (for the launch column).
             if python3 -c 'import os, sys, time
@@ -111,14 +114,15 @@ os.execvp(sys.argv[1], sys.argv[1:])' timeout 300 mpirun --oversubscribe "${root
         [[ " $MPI_NS " == *" $n "* ]] || echo "SKIP impl=mpi n=$n not run (mpirun of $n ranks on $(nproc) cores is too heavy)" >>"$RESULTS"
     done
 else
-    echo "no mpicc/mpirun (apt-get install libopenmpi-dev openmpi-bin): MPI skipped"
+    echo "no MPI in this build or no mpirun (apt-get install libopenmpi-dev openmpi-bin, then" \
+        "reconfigure): MPI skipped"
     skipped+=("MPI (not installed)")
     for n in ${NS//,/ }; do echo "SKIP impl=mpi n=$n no MPI installed" >>"$RESULTS"; done
 fi
 
 echo
 echo "== combined ($(nproc) cores, $(uname -r), results in $RESULTS) =="
-python3 "$ROOT/bench/report.py" "$RESULTS" || failed+=(report)
+python3 "$ROOT/bench/report.py" harness "$RESULTS" || failed+=(report)
 
 echo
 echo "== one-rank NCCL communicator: library versus CUDA + NCCL directly (nccl_init_bench) =="
@@ -154,13 +158,13 @@ else
 fi
 
 echo
-echo "== end to end on the 2-node cluster: srun --ddp / torch.distributed.launch / torchrun (e2e_launch.sh) =="
+echo "== end to end on the 2-node cluster: srun --ddp / torchrun / Lightning (e2e/e2e_launch.sh) =="
 # Needs root, the shared cluster lock and a cluster of its own, and imports torch a dozen times:
-# run only when asked (bench/e2e_launch.sh runs the full comparison on its own).
+# run only when asked (bench/e2e/e2e_launch.sh runs the full comparison on its own).
 if [[ ${SDDP_BENCH_E2E:-0} == 1 ]]; then
     e2e_args=()
     ((SMOKE)) && e2e_args=(--quick)
-    bash "$ROOT/bench/e2e_launch.sh" "${e2e_args[@]}" || failed+=(e2e_launch)
+    bash "$ROOT/bench/e2e/e2e_launch.sh" "${e2e_args[@]}" || failed+=(e2e_launch)
 else
     echo "skipped: it brings the local Slurm cluster up (SDDP_BENCH_E2E=1 runs it here)"
     skipped+=("e2e_launch (needs the cluster: SDDP_BENCH_E2E=1)")

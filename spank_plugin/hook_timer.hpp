@@ -63,7 +63,7 @@ class HookTimer {
 
 // "init 12 us, option 4 us, task_init 87 us (total 103 us, cpu 95 us)": whole microseconds,
 // rounded down; total is the sum of the printed values, cpu the sum of the hooks' CPU times.
-// bench/plugin_overhead.sh and tests/plugin_host parse this format.
+// bench/overhead/plugin_overhead.sh and tests/plugin_host parse this format.
 std::string format_hook_times(std::initializer_list<std::pair<const char*, HookTime>> hooks);
 
 }  // namespace sddp::plugin

@@ -73,6 +73,34 @@ TEST(TransportChoice, AutoPicksPmi2UnderSrunMpiPmi2) {
     EXPECT_EQ(auto_transport(map_env({})), TransportChoice::tcp);
 }
 
+// srun --ddp --mpi=pmi2|pmix gives both ways to meet: TCP, the fastest measured, wins; a PMI
+// transport only where TCP lacks its address, port or secret.
+TEST(TransportChoice, AutoPrefersTcpWhereTheStepGivesIt) {
+    const Vars tcp{{"MASTER_ADDR", "n1"}, {"MASTER_PORT", "12717"}, {"SLURM_DDP_SECRET", "ab"}};
+    Vars pmi2{{"PMI_FD", "5"}, {"PMI_RANK", "0"}, {"PMI_SIZE", "4"}, {"SLURM_JOB_ID", "9"}};
+    Vars pmix{{"PMIX_RANK", "0"},
+              {"PMIX_NAMESPACE", "slurm.pmix.9.0"},
+              {"PMIX_SERVER_URI41", "pmix-server.1;tcp4://127.0.0.1:1"},
+              {"SLURM_JOB_ID", "9"}};
+    for (Vars v : {pmi2, pmix}) {
+        EXPECT_NE(auto_transport(map_env(v)), TransportChoice::tcp);
+        v.insert(tcp.begin(), tcp.end());
+        EXPECT_TRUE(tcp_environment(map_env(v)));
+        EXPECT_EQ(auto_transport(map_env(v)), TransportChoice::tcp);
+        for (const char* gone : {"MASTER_ADDR", "MASTER_PORT", "SLURM_DDP_SECRET"}) {
+            Vars w = v;
+            w.erase(gone);
+            EXPECT_FALSE(tcp_environment(map_env(w))) << gone;
+            EXPECT_NE(auto_transport(map_env(w)), TransportChoice::tcp) << gone;
+        }
+        Vars opted_in = v;
+        opted_in.erase("SLURM_DDP_SECRET");
+        opted_in["SLURM_DDP_ALLOW_UNAUTHENTICATED"] = "1";
+        EXPECT_EQ(auto_transport(map_env(opted_in)), TransportChoice::tcp);
+    }
+    EXPECT_EQ(auto_transport(map_env(tcp)), TransportChoice::tcp);
+}
+
 TEST(Pmi2Codec, SmallRecordIsOneValue) {
     std::vector<std::uint8_t> b = {0x00, 0xff, 0x10};
     auto v = pmi2::encode_values(b);

@@ -23,10 +23,15 @@ out=$(srun_t --ddp -N2 -n4 "$C" 2>&1)
 expect_world "srun --ddp: identity from the plugin, authenticated TCP" "$out" ddp tcp
 expect_not_contains "srun --ddp: no unauthenticated warning" "$out" "unauthenticated"
 
-out=$(srun_t --ddp --mpi=pmi2 -N2 -n4 "$C" 2>&1)
+# Under --mpi=pmi2|pmix the step offers both ways to meet: auto takes TCP, the faster; the
+# key-value transports are exercised by asking for them.
+out=$(srun_t --ddp --mpi=pmix -N2 -n4 "$C" 2>&1)
+expect_world "srun --ddp --mpi=pmix: auto picks TCP, the faster way the step offers" "$out" ddp tcp
+
+out=$(SLURM_DDP_TRANSPORT=pmi2 srun_t --ddp --mpi=pmi2 -N2 -n4 "$C" 2>&1)
 expect_world "srun --ddp --mpi=pmi2: PMI2 key-value exchange" "$out" ddp pmi2
 
-out=$(srun_t --ddp --mpi=pmix -N2 -n4 "$C" 2>&1)
+out=$(SLURM_DDP_TRANSPORT=pmix srun_t --ddp --mpi=pmix -N2 -n4 "$C" 2>&1)
 expect_world "srun --ddp --mpi=pmix: PMIx key-value exchange, TCP's host list" "$out" ddp pmix
 out=$(SLURM_DDP_TRANSPORT=pmix srun_t --ddp -N2 -n2 "$C" 2>&1) && fail "transport=pmix without --mpi=pmix ran"
 expect_contains "transport=pmix without a PMIx server: clear error" "$out" "srun --mpi=pmix"

@@ -74,7 +74,7 @@ expect_world "srun --ddp -N$NODES, TCP, leaders' tree fanout 2 (${out_s} s)" "$o
 expect_contains "fanout 2: node $((NODES - 1))'s leader joins node $(((NODES - 2) / 2))'s" "$out" \
     "node $((NODES - 1))'s leader joined node $(((NODES - 2) / 2))'s leader (tree fanout 2"
 
-timed out srun_t --ddp --mpi=pmix -N"$NODES" --ntasks-per-node="$PER_NODE" "$C" || fail "C example over PMIx failed"
+SLURM_DDP_TRANSPORT=pmix timed out srun_t --ddp --mpi=pmix -N"$NODES" --ntasks-per-node="$PER_NODE" "$C" || fail "C example over PMIx failed"
 expect_world "srun --ddp --mpi=pmix -N$NODES, PMIx (${out_s} s)" "$out" pmix
 expect_eq "PMIx and TCP give the same host list" "$(grep '^hosts:' <<<"$out" || true)" "$tcp_hosts"
 

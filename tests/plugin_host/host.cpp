@@ -568,7 +568,7 @@ std::string get(const Env& e, const std::string& k) {
 }
 
 // The plugin's own time, one verbose line per --ddp task and per --ddp srun
-// (spank_plugin/hook_timer.hpp; bench/plugin_overhead.sh parses the same format):
+// (spank_plugin/hook_timer.hpp; bench/overhead/plugin_overhead.sh parses the same format):
 //   verbose: slurm-ddp: task 3: plugin time init 9 us, option 0 us, user_init 4 us,
 //            task_init 80 us (total 93 us, cpu 92 us)               (one line, wrapped here)
 struct PluginTime {

@@ -20,7 +20,7 @@
 namespace sddp {
 
 // Assumed time rank 0 needs to admit one leader (accept, challenge, two HMACs, welcome): the
-// measured 90 us on two shared cores, rounded up (bench/scale_model.py calibrates it).
+// measured 90 us on two shared cores, rounded up (bench/model/scale_model.py calibrates it).
 inline constexpr std::chrono::microseconds kAdmitCost{100};
 
 // The delay before the leader with index `node_rank` among its parent's children (in a star:

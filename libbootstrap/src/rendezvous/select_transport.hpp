@@ -24,7 +24,13 @@ enum class TransportChoice { automatic, tcp, pmi2, pmix };
 // error listing the valid values.
 Result<TransportChoice> resolve_transport_choice(TransportChoice option, const EnvLookup& env);
 
-// What auto would pick, without loading anything (for messages and tests).
+// The TCP rendezvous can run from the environment alone: MASTER_ADDR, MASTER_PORT and the step's
+// secret (or the unauthenticated opt-in), as srun --ddp provides them.
+bool tcp_environment(const EnvLookup& env);
+
+// What auto would pick, without loading anything (for messages and tests): TCP where
+// tcp_environment holds, else PMI2 under srun --mpi=pmi2, else PMIx under srun --mpi=pmix, else
+// TCP (which then names what is missing).
 TransportChoice auto_transport(const EnvLookup& env);
 
 Result<std::unique_ptr<Transport>> select_transport(TransportChoice choice,

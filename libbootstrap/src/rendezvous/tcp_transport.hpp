@@ -48,7 +48,7 @@
 //   - allgather of R-byte records: 100k*R bytes up; in a star rank 0 then sends the
 //     (100k*(R+4))-byte result to each of 12.5k leaders (85 GB for R = 64). In the k = 16 tree
 //     rank 0 and every leader send it to at most 16 child leaders (6.8 MB each for R = 64), four
-//     levels deep: about 0.1 s (bench/scale_model.py). A result over 256 MiB is refused
+//     levels deep: about 0.1 s (bench/model/scale_model.py). A result over 256 MiB is refused
 //     (Errc::too_large).
 //   - with the tree rank 0 admits only its k child leaders (25k HMACs spread over all leaders).
 //   - memory at rank 0: one copy of the result plus per-socket kernel buffers.
