@@ -35,6 +35,7 @@ struct RunRequest {
     std::vector<std::string> srun_options;  // passed to srun as they are
     bool has_ddp = false;                   // the user gave --ddp[=...] among them
     bool has_kill_on_bad_exit = false;      // the user gave -K/--kill-on-bad-exit among them
+    bool has_ntasks = false;                // the user gave -n/--ntasks among them
     bool help = false;                      // -h/--help before "--"
     std::vector<std::string> program;       // everything after "--"
 };

@@ -55,6 +55,14 @@ std::vector<std::string> srun_argv(const run::RunRequest& req,
     return argv;
 }
 
+// The allocation's task count, which srun would take for the step's (sbatch -N3
+// --ntasks-per-node=4 exports SLURM_NTASKS=12, too many for -N2): without the user's -n, the
+// step's tasks follow from its nodes and the tasks per node.
+std::vector<std::string> inherited_task_count(const run::RunRequest& req) {
+    if (req.has_ntasks) return {};
+    return {"SLURM_NTASKS", "SLURM_NPROCS"};
+}
+
 // A summary starts a line of its own, also after a task's output that did not end one.
 void say(const std::string& line, bool mid_line = false) {
     std::cerr << (mid_line ? "\n" : "") << line << std::endl;
@@ -116,7 +124,8 @@ int run_run_command(const std::vector<std::string>& args) {
         const std::vector<std::string> extra{
             std::string(contract::kRestartsVar) + "=" + std::to_string(rec.restart_count),
             std::string(contract::kRestartsJobVar) + "=" + *job_id};
-        auto outcome = run::run_srun(srun_argv(req, *nodes), extra, **signals);
+        auto outcome =
+            run::run_srun(srun_argv(req, *nodes), extra, inherited_task_count(req), **signals);
         if (!outcome) return bad_input(outcome.error().message);
         rec.srun_status = outcome->status;
         rec.failure = outcome->failure;

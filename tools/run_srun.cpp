@@ -62,9 +62,11 @@ int shell_status(int wait_status) {
     return 1;
 }
 
-// The environment srun starts with: ours, with `extra` ("NAME=value") replacing same names.
-std::vector<std::string> child_environment(const std::vector<std::string>& extra) {
-    std::set<std::string> names;
+// The environment srun starts with: ours, less `unset`, with `extra` ("NAME=value") replacing
+// same names.
+std::vector<std::string> child_environment(const std::vector<std::string>& extra,
+                                           const std::vector<std::string>& unset) {
+    std::set<std::string> names(unset.begin(), unset.end());
     for (const auto& e : extra) names.insert(e.substr(0, e.find('=')));
     std::vector<std::string> out;
     for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
@@ -147,9 +149,10 @@ int SignalCatcher::take_pending_stop() const {
 }
 
 Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
-                             const std::vector<std::string>& env, const SignalCatcher& signals) {
+                             const std::vector<std::string>& set,
+                             const std::vector<std::string>& unset, const SignalCatcher& signals) {
     std::vector<std::string> args = argv;
-    std::vector<std::string> envs = child_environment(env);
+    std::vector<std::string> envs = child_environment(set, unset);
     std::vector<char*> c_args = c_strings(args);
     std::vector<char*> c_env = c_strings(envs);
 
@@ -160,8 +163,10 @@ Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
     const pid_t pid = ::fork();
     if (pid < 0) return sys_error("slurm-ddp run: fork");
     if (pid == 0) {
-        // srun must find SIGPIPE as a fresh process would (caught signals reset on exec).
-        ::signal(SIGPIPE, SIG_DFL);
+        // srun starts with the dispositions a fresh process has; until exec, a signal must not
+        // reach our handler, whose pipe the parent reads.
+        for (int sig : kCaught) (void)::signal(sig, SIG_DFL);
+        (void)::signal(SIGPIPE, SIG_DFL);
         if (::dup2(err_write.get(), STDERR_FILENO) < 0) ::_exit(127);
         ::execvpe(c_args[0], c_args.data(), c_env.data());
         const std::string msg = "slurm-ddp run: error: cannot start " + argv[0] + ": " +
@@ -182,7 +187,7 @@ Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
     int wait_status = 0;
     Clock::time_point stop_deadline{};
     Clock::time_point drain_deadline{};
-    std::vector<char> buf(64 * 1024);
+    std::vector<char> buf(std::size_t{64} * 1024);
 
     while (pipe_open || !exited) {
         pollfd p[2] = {{pipe_open ? err_read.get() : -1, POLLIN, 0},

@@ -49,9 +49,11 @@ struct SrunOutcome {
     bool stderr_mid_line = false;  // the last byte passed on was not a newline
 };
 
-// Runs argv (argv[0] is looked up on PATH) with the extra environment `env` ("NAME=value"),
-// and waits for it. An error only when srun could not be started.
+// Runs argv (argv[0] is looked up on PATH) with this process's environment, less the names in
+// `unset`, plus `set` ("NAME=value"), and waits for it. An error only when srun could not be
+// started.
 Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
-                             const std::vector<std::string>& env, const SignalCatcher& signals);
+                             const std::vector<std::string>& set,
+                             const std::vector<std::string>& unset, const SignalCatcher& signals);
 
 }  // namespace sddp::run

@@ -61,9 +61,11 @@ expect_contains "fails once: stderr without a final newline passes through" "$ou
     "stderr-tail-without-newline"
 
 # 2. Always fails (rank 1 of 2; rank 0 would sleep 30 s): 2 runs with --restarts=1, exit 7.
-in_alloc 2 --ntasks-per-node=2 "$TOOL" run --restarts=1 -N1 -n2 -- "$dir/prog.sh" rank1-exit7 always
+# No -n: the allocation's SLURM_NTASKS=4 does not reach srun, its 2 tasks per node do.
+in_alloc 2 --ntasks-per-node=2 "$TOOL" run --restarts=1 -N1 -- "$dir/prog.sh" rank1-exit7 always
 expect_eq "always fails: exits with the rank's status" "$rc" 7
 expect_eq "always fails: two runs" "$(summaries | wc -l)" 2
+expect_eq "always fails: 2 tasks in each run, none more" "$(grep -c '^prog host=n[12] rank=[01] ' <<<"$out")" 4
 expect_contains "always fails: run 1" "$out" \
     "run 1 of 2 on n1 (SLURM_DDP_RESTARTS=0): failed, rank 1 on n1: exit status 7; restarting without n1 on n2"
 expect_contains "always fails: run 2 ends the command" "$out" \

@@ -25,7 +25,7 @@ cat >"$dir/bin/srun" <<'EOF'
 #!/bin/bash
 d=$(dirname "$0")/..
 n=$(( $(cat "$d/calls" 2>/dev/null | wc -l) + 1 ))
-echo "call $n restarts=${SLURM_DDP_RESTARTS-unset} job=${SLURM_DDP_RESTARTS_JOB-unset} args=$*" >>"$d/calls"
+echo "call $n restarts=${SLURM_DDP_RESTARTS-unset} job=${SLURM_DDP_RESTARTS_JOB-unset} ntasks=${SLURM_NTASKS-unset} args=$*" >>"$d/calls"
 IFS='|' read -ra acts <<<"$(sed -n "${n}p" "$d/script")"
 for act in "${acts[@]}"; do
     case $act in
@@ -46,7 +46,7 @@ run() {  # run SCRIPT_LINES TOOL_ARGS...: sets $out, $rc, $calls
     shift
     rm -f "$dir/calls"
     rc=0
-    out=$(PATH="$dir/bin:$PATH" SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURM_RESTART_COUNT= \
+    out=$(PATH="$dir/bin:$PATH" SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURM_RESTART_COUNT= SLURM_NTASKS=12 \
         timeout 60 "$TOOL" run "$@" 2>&1) || rc=$?
     calls=$(cat "$dir/calls" 2>/dev/null)
 }
@@ -56,10 +56,10 @@ run "say srun: error: n1: task 0: Exited with exit code 7|exit 7
 say srun: error: n2: task 0: Segmentation fault (core dumped)|exit 139
 ok" --restarts=2 -N1 -l -- ./train --lr 1
 expect_eq "3 runs: exit 0" "$rc" 0
-expect_contains "run 1: srun gets --ddp, kill-on-bad-exit, the nodes, the user's options and program" \
-    "$calls" "call 1 restarts=0 job=42 args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n1 -l ./train --lr 1"
-expect_contains "run 2 without n1, restart count 1" "$calls" "call 2 restarts=1 job=42 args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n2 -l"
-expect_contains "run 3 without n1 and n2, restart count 2" "$calls" "call 3 restarts=2 job=42 args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n3 -l"
+expect_contains "run 1: srun gets --ddp, kill-on-bad-exit, the nodes, the user's options and program, not the allocation's SLURM_NTASKS" \
+    "$calls" "call 1 restarts=0 job=42 ntasks=unset args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n1 -l ./train --lr 1"
+expect_contains "run 2 without n1, restart count 1" "$calls" "call 2 restarts=1 job=42 ntasks=unset args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n2 -l"
+expect_contains "run 3 without n1 and n2, restart count 2" "$calls" "call 3 restarts=2 job=42 ntasks=unset args=--ddp --kill-on-bad-exit=1 --nodes=1 --nodelist=n3 -l"
 expect_contains "summary 1" "$out" "slurm-ddp run: run 1 of 3 on n1 (SLURM_DDP_RESTARTS=0): failed, rank 0 on n1: exit status 7; restarting without n1 on n2"
 expect_contains "summary 2" "$out" "slurm-ddp run: run 2 of 3 on n2 (SLURM_DDP_RESTARTS=1): failed, rank 0 on n2: signal 11 (SIGSEGV); restarting without n2 on n3"
 expect_contains "summary 3" "$out" "slurm-ddp run: run 3 of 3 on n3 (SLURM_DDP_RESTARTS=2): succeeded"
@@ -70,12 +70,12 @@ expect_contains "srun's stderr passes through" "$out" "srun: error: n2: task 0: 
 printf '%s\n' "say srun: error: n1: tasks 0-1: Killed|say srun: error: slurm-ddp: rank 3 on n2 ended with exit status 5; ending the other ranks of step 42.0|exit 137" "ok" >"$dir/script"
 rm -f "$dir/calls"
 rc=0
-out=$(PATH="$dir/bin:$PATH" SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURM_RESTART_COUNT=1 \
-    timeout 60 "$TOOL" run --restarts=1 -N2 --ddp=verbose -K1 -- ./train 2>&1) || rc=$?
+out=$(PATH="$dir/bin:$PATH" SLURM_JOB_ID=42 SLURM_JOB_NODELIST='n[1-3]' SLURM_RESTART_COUNT=1 SLURM_NTASKS=12 \
+    timeout 60 "$TOOL" run --restarts=1 -N2 --ddp=verbose -K1 -n4 -- ./train 2>&1) || rc=$?
 calls=$(cat "$dir/calls")
 expect_eq "plugin report: exit 0 after the restart" "$rc" 0
 expect_contains "plugin report: run 1 names rank 3 on n2" "$out" "run 1 of 2 on n[1-2] (SLURM_DDP_RESTARTS=1): failed, rank 3 on n2: exit status 5; restarting without n2 on n[1,3]"
-expect_contains "plugin report: user's --ddp and -K only" "$calls" "call 1 restarts=1 job=42 args=--nodes=2 --nodelist=n[1-2] --ddp=verbose -K1 ./train"
+expect_contains "plugin report: user's --ddp and -K only; with -n the task count stays" "$calls" "call 1 restarts=1 job=42 ntasks=12 args=--nodes=2 --nodelist=n[1-2] --ddp=verbose -K1 -n4 ./train"
 expect_contains "requeued job: the restart counts on from SLURM_RESTART_COUNT" "$calls" "call 2 restarts=2"
 
 # No failed node named: no restart; srun's status.

@@ -60,9 +60,15 @@ TEST(RunArgs, NotesDdpAndKillOnBadExitAndPassesThemOn) {
     EXPECT_TRUE(r->has_ddp);
     EXPECT_TRUE(r->has_kill_on_bad_exit);
     EXPECT_EQ(r->srun_options, (Args{"--ddp=verbose", "-K0"}));
-    auto k = parse_run_args({"-N1", "--kill-on-bad-exit=0", "--", "p"});
+    EXPECT_FALSE(r->has_ntasks);
+    auto k = parse_run_args({"-N1", "--kill-on-bad-exit=0", "--ntasks-per-node=2", "--", "p"});
     ASSERT_TRUE(k.ok());
     EXPECT_TRUE(k->has_kill_on_bad_exit);
+    EXPECT_FALSE(k->has_ntasks);  // --ntasks-per-node is not --ntasks
+    for (const Args& a : {Args{"-N1", "-n4", "--", "p"}, Args{"-N1", "-n", "4", "--", "p"},
+                          Args{"-N1", "--ntasks=4", "--", "p"}}) {
+        EXPECT_TRUE(parse_run_args(a)->has_ntasks) << a[1];
+    }
 }
 
 TEST(RunArgs, RestartsOutsideTheRangeNameTheValueAndTheFix) {
