@@ -85,11 +85,12 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
             req.help = true;
             return req;
         }
-        SDDP_TRY(restarts, take_value(args, i, {"--restarts", "--restarts"}));
-        if (restarts) {
-            const auto n = parse_count(*restarts);
+        const auto restarts = take_value(args, i, {"--restarts", "--restarts"});
+        if (!restarts) return restarts.error();
+        if (*restarts) {
+            const auto n = parse_count(**restarts);
             if (!n || *n > kMaxRestarts) {
-                return usage("--restarts='" + *restarts + "' is not a count from 0 to " +
+                return usage("--restarts='" + **restarts + "' is not a count from 0 to " +
                              std::to_string(kMaxRestarts) +
                              ": give the most times to start the program again (e.g. "
                              "--restarts=2)");
@@ -97,11 +98,13 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
             req.restarts = *n;
             continue;
         }
-        SDDP_TRY(nodes, take_value(args, i, {"-N", "--nodes"}));
-        if (nodes) {
-            SDDP_TRY(range, parse_node_range(*nodes));
-            req.nodes = range;
-            req.nodes_text = *nodes;
+        const auto nodes = take_value(args, i, {"-N", "--nodes"});
+        if (!nodes) return nodes.error();
+        if (*nodes) {
+            const auto range = parse_node_range(**nodes);
+            if (!range) return range.error();
+            req.nodes = *range;
+            req.nodes_text = **nodes;
             have_nodes = true;
             continue;
         }

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -78,10 +79,8 @@ std::vector<std::string> child_environment(const std::vector<std::string>& extra
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& v) {
-    std::vector<char*> out;
-    out.reserve(v.size() + 1);
-    for (auto& s : v) out.push_back(s.data());
-    out.push_back(nullptr);
+    std::vector<char*> out(v.size() + 1, nullptr);
+    std::transform(v.begin(), v.end(), out.begin(), [](std::string& s) { return s.data(); });
     return out;
 }
 

@@ -21,7 +21,7 @@ printf 'stderr-tail-without-newline' >&2
 if [ "$2" = always ] || [ "${SLURM_DDP_RESTARTS:-0}" -lt "$2" ]; then
     case $1 in
         exit7) exit 7 ;;
-        rank1-exit7) if [ "$RANK" = 1 ]; then exit 7; fi; sleep 30 ;;
+        rank1-exit7) if [ "$RANK" = 1 ]; then sleep 1; exit 7; fi; sleep 30 ;;  # rank 0 prints first
         rank0-exit7) if [ "$RANK" = 0 ]; then exit 7; fi; sleep 30 ;;
         segv) ulimit -c 0; kill -SEGV $$ ;;
     esac
