@@ -9,6 +9,9 @@
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
 //   slurm-ddp options [--markdown|--names]
 //                                   the option table (what `srun --ddp=help` prints)
+//   slurm-ddp run [--restarts=N] -N COUNT [srun options] -- program ...
+//                                   run the program as an srun --ddp step of this allocation,
+//                                   again on the remaining nodes after a failure
 //   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
@@ -23,6 +26,7 @@
 #include "core/options_help.hpp"
 #include "core/task_counts.hpp"
 #include "env_command.hpp"
+#include "run_command.hpp"
 #include "version_report.hpp"
 
 namespace {
@@ -36,6 +40,7 @@ constexpr const char* kUsage =
     "       slurm-ddp options [--markdown|--names]   (the same table as srun --ddp=help)\n"
     "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
     "check)\n"
+    "       slurm-ddp run [--restarts=N] -N COUNT [srun options] -- program [args...]\n"
     "       slurm-ddp --version\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
@@ -118,6 +123,7 @@ int run(int argc, char** argv) {
     if (cmd == "check-options") return cmd_check_options(args);
     if (cmd == "options") return cmd_options(args);
     if (cmd == "check") return sddp::check::run_check_command(args);
+    if (cmd == "run") return sddp::cli::run_run_command(args);
     return usage_error("unknown command '" + cmd + "'");
 }
 }  // namespace
