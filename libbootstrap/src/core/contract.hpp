@@ -51,6 +51,8 @@ inline constexpr const char* kTreeFanoutVar = "SLURM_DDP_TREE_FANOUT";
 // into the node-local socket's name, so no two rendezvous of a step share one. Empty: the
 // program's own.
 inline constexpr const char* kRendezvousRoundVar = "SLURM_DDP_RENDEZVOUS_ROUND";
+// Runs of the job before this one (SLURM_RESTART_COUNT); set for every --ddp task.
+inline constexpr const char* kRestartsVar = "SLURM_DDP_RESTARTS";
 inline constexpr int kTreeFanoutDefault = 16;
 
 // The secret's value for the environment: hex of exactly kSecretBytes bytes (the caller made
