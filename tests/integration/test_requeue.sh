@@ -37,7 +37,7 @@ cat >"$WORK/launch.sh" <<LAUNCHER
 for i in 0 1; do $PY "$WORK/train.py" "$WORK/l" "\$SLURM_NODEID-\$i" & done
 wait
 LAUNCHER
-mkdir -p "$WORK/p" "$WORK/l"
+mkdir -p "$WORK/p" "$WORK/l" "$WORK/c"
 
 submit() {  # submit NAME SRUN_ARGS... : a 2-node requeue job running one srun step
     local name=$1
@@ -62,14 +62,22 @@ plain=$(submit plain -N2 -n2 $PY "$WORK/train.py" "$WORK/p")
 jobs_to_cancel+=("$plain")
 launched=$(submit launcher --ddp=launcher,requeue -N2 --ntasks-per-node=1 -n2 bash "$WORK/launch.sh")
 jobs_to_cancel+=("$launched")
+# Signalled early, then cancelled by its user while the ranks save: it must stay cancelled.
+cancelled=$(submit cancelled -N2 -n2 $PY "$WORK/train.py" "$WORK/c")
+jobs_to_cancel+=("$cancelled")
 
 wait_for 60 has "$WORK/p" 'started.*.0' 2 ||
     fail "plain: ranks did not start with SLURM_DDP_RESTARTS=0: $(ls "$WORK/p")"
 wait_for 60 has "$WORK/l" 'started.*.0' 4 ||
     fail "launcher: workers did not start with SLURM_DDP_RESTARTS=0: $(ls "$WORK/l")"
+wait_for 60 has "$WORK/c" 'started.*.0' 2 ||
+    fail "cancelled: ranks did not start: $(ls "$WORK/c")"
 sleep 1
 scancel --signal=USR1 "$plain"
 scancel --signal=USR1 "$launched"
+scancel --signal=USR1 "$cancelled"
+sleep 0.5
+scancel "$cancelled"
 
 for name in plain launcher; do
     j=$([ $name = plain ] && echo "$plain" || echo "$launched")
@@ -80,6 +88,12 @@ for name in plain launcher; do
         cat "$WORK/$name.out"
     fi
 done
+# The plugin's requeue acts when the batch script ends; a cancelled one ends killed.
+if wait_for 15 restarted "$cancelled"; then
+    fail "cancelled: job $cancelled came back after scancel (Restarts=1)"
+else
+    pass "cancelled: job $cancelled signalled early, then cancelled, stays cancelled ($(job_field "$cancelled" JobState || true))"
+fi
 expect_eq "plain: both ranks saved their checkpoint" "$(cat "$WORK"/p/saved.* 2>/dev/null | tr -d '\n')" "00"
 expect_eq "launcher: the 4 workers saved (the launcher outlived SIGUSR1)" \
     "$(cat "$WORK"/l/saved.* 2>/dev/null | tr -d '\n')" "0000"
