@@ -68,8 +68,8 @@ void start_watcher(const std::string& path) {
     sigaddset(&wanted, SIGUSR2);
     sigprocmask(SIG_BLOCK, &wanted, nullptr);
     // An ignored signal is discarded even while blocked: make sure sigwait can see it.
-    signal(SIGUSR1, SIG_DFL);
-    signal(SIGUSR2, SIG_DFL);
+    (void)signal(SIGUSR1, SIG_DFL);
+    (void)signal(SIGUSR2, SIG_DFL);
     prctl(PR_SET_NAME, "slurm-ddp-watch", 0, 0, 0);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != stepd) _exit(0);
@@ -125,8 +125,8 @@ void on_requeue_task_init(spank_t sp, const DdpOptions& opts) {
         // torchrun & co. die of SIGUSR1 (its default action) and take their workers with them
         // before they save. An ignored signal stays ignored across exec and fork, so the
         // launcher survives; a worker's own handler (signal.signal) replaces the inherited one.
-        signal(SIGUSR1, SIG_IGN);
-        signal(SIGUSR2, SIG_IGN);
+        (void)signal(SIGUSR1, SIG_IGN);
+        (void)signal(SIGUSR2, SIG_IGN);
     }
 }
 

@@ -3,7 +3,8 @@
 # --ddp=requeue: `scancel --signal=USR1` (what sbatch --signal=USR1@T does before the time limit)
 # reaches every rank, also the workers of a per-node launcher, which must outlive it; the ranks
 # save and exit; the job requeues itself when its script ends (Restarts=1, pending again) with
-# no scontrol in the script; every rank of every run sees SLURM_DDP_RESTARTS.
+# no scontrol in the script; every rank of every run sees SLURM_DDP_RESTARTS; a job cancelled
+# after the signal stays cancelled.
 source "$(dirname "$0")/lib.sh"
 PY=/usr/bin/python3
 WORK=$(mktemp -d /tmp/sddp-requeue.XXXXXX)
