@@ -18,11 +18,13 @@
 
 #include "core/options.hpp"
 #include "core/options_help.hpp"
+#include "fail_fast.hpp"
 #include "hook_timer.hpp"
 #include "local_context.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 #include "remote_context.hpp"
+#include "requeue.hpp"
 #include "spank_api.hpp"
 
 extern "C" {
@@ -188,6 +190,9 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
         const int rc =
             timed(s.times.task_init, [&] { return sddp::plugin::on_task_init(sp, &rank); });
         if (rc == 0 && rank) {
+            if (auto opts = sddp::plugin::effective_options(s)) {
+                sddp::plugin::on_requeue_task_init(sp, *opts);
+            }
             // init, option and user_init ran once in this node's slurmstepd before the tasks were
             // forked (every task reports the same values); task_init ran in this task alone.
             log_plugin_time("task " + std::to_string(*rank),
@@ -200,10 +205,22 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
     });
 }
 
-// slurmstepd, once per node when the step ends: remove the step's --ddp=hostfile file.
+// slurmstepd, as each local task ends: a failed rank ends the step (fail_fast.hpp); the end of
+// the batch script requeues a job signalled early under --ddp=requeue (requeue.hpp).
+int slurm_spank_task_exit(spank_t sp, int /*ac*/, char** /*av*/) {
+    return guarded("slurm_spank_task_exit", [&] {
+        if (spank_context() != S_CTX_REMOTE) return 0;
+        if (sddp::plugin::is_batch_script(sp)) return sddp::plugin::on_batch_script_exit(sp);
+        return sddp::plugin::on_task_exit(sp);
+    });
+}
+
+// slurmstepd, once per node when the step ends: remove the step's --ddp=hostfile file, and wait
+// for a fail-fast kill request still in flight (no plugin thread may outlive the plugin).
 int slurm_spank_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
+        sddp::plugin::finish_fail_fast();
         return sddp::plugin::on_remote_exit(sp);
     });
 }

@@ -16,6 +16,8 @@ sddp_stack_test(stack_lightning test_lightning.sh TIMEOUT 600)
 sddp_stack_test(stack_lightning_torchelastic test_lightning_torchelastic.sh TIMEOUT 400)
 sddp_stack_test(stack_lightning_steps test_lightning_steps.sh TIMEOUT 500)
 sddp_stack_test(stack_accelerate test_accelerate.sh TIMEOUT 600)
+# --ddp=requeue with Lightning (Slurm mode) and torchrun: ~4 min, most of it Slurm's requeue delay.
+sddp_stack_test(stack_requeue test_requeue_stacks.sh TIMEOUT 720)
 
 # Hugging Face Transformers, DeepSpeed, MPI, submitit, Horovod
 sddp_stack_test(stack_transformers test_transformers.sh TIMEOUT 400)

@@ -17,7 +17,8 @@ fi
 for need in slurm_spank_init slurm_spank_task_init plugin_name plugin_type plugin_version spank_plugin_version; do
     echo "$defined" | grep -qx "$need" || { echo "FAIL: $need is not exported"; exit 1; }
 done
-# What it needs from its host must be Slurm's API (or libc/libstdc++, resolved by the loader).
+# What it needs from its host must be Slurm's API (or libc/libstdc++, resolved by the loader);
+# other libslurm calls are looked up at run time (spank_plugin/slurm_api.hpp).
 undef_slurm=$(nm -D --undefined-only "$plugin" | awk '{ print $NF }' | sed 's/@.*//' |
               grep -E '^(spank_|slurm_)' || true)
 bad=$(echo "$undef_slurm" | grep -Ev '^(spank_(context|get_item|getenv|setenv|unsetenv|option_register|option_getopt|strerror|job_control_(get|set|unset)env|prepend_task_argv|remote)|slurm_(error|info|verbose|debug|debug2|debug3|spank_log))$' | grep -v '^$' || true)

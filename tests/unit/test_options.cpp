@@ -359,3 +359,19 @@ TEST(OptionsHelp, TextMarkdownAndNamesListEveryOption) {
     ASSERT_FALSE(remote.ok());
     EXPECT_NE(remote.error().message.find("print this table and exit"), std::string::npos);
 }
+
+TEST(Options, KeepGoingAndRequeueFlags) {
+    auto o = parse_user_options("keep-going,requeue");
+    ASSERT_TRUE(o.ok()) << o.error().message;
+    EXPECT_TRUE(o->keep_going.value_or(false));
+    EXPECT_TRUE(o->requeue.value_or(false));
+    EXPECT_EQ(describe_options(*o), "keep-going,requeue");
+    auto site = parse_site_arguments({"keep-going"});
+    ASSERT_TRUE(site.ok());
+    EXPECT_TRUE(merge_options(*site, DdpOptions{}).keep_going.value_or(false));
+    EXPECT_FALSE(
+        merge_options(*site, *parse_user_options("keep-going=no")).keep_going.value_or(true));
+    EXPECT_FALSE(parse_user_options("keep-going=perhaps").ok());
+    const std::string help = format_options_help(HelpFormat::text);
+    EXPECT_NE(help.find("SLURM_DDP_RESTARTS"), std::string::npos);
+}

@@ -51,8 +51,9 @@ inline constexpr const char* kTreeFanoutVar = "SLURM_DDP_TREE_FANOUT";
 // into the node-local socket's name, so no two rendezvous of a step share one. Empty: the
 // program's own.
 inline constexpr const char* kRendezvousRoundVar = "SLURM_DDP_RENDEZVOUS_ROUND";
-// Runs of this job's program before this one: `slurm-ddp run` sets it for each run of its step
-// (the job's SLURM_RESTART_COUNT plus the restarts it made), together with kRestartsJobVar.
+// Runs of this job's program before this one, set for every --ddp task: the job's
+// SLURM_RESTART_COUNT, or what `slurm-ddp run` set for each run of its step (the job's
+// SLURM_RESTART_COUNT plus the restarts it made), together with kRestartsJobVar.
 inline constexpr const char* kRestartsVar = "SLURM_DDP_RESTARTS";
 // The job id kRestartsVar was set for. A task whose SLURM_JOB_ID equals it keeps kRestartsVar as
 // `slurm-ddp run` set it; otherwise the value was inherited from elsewhere and is not this job's.

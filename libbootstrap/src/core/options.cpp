@@ -42,6 +42,8 @@ constexpr std::array<std::string_view, 4> kJaxVars{"JAX_COORDINATOR_ADDRESS", "J
                                                    "JAX_PROCESS_ID", "JAX_LOCAL_DEVICE_IDS"};
 constexpr std::array<std::string_view, 1> kTfVars{"TF_CONFIG"};
 constexpr std::array<std::string_view, 1> kHostfileVars{contract::kHostfileVar};
+// Every --ddp task gets the restart count; requeue is what makes it grow.
+constexpr std::array<std::string_view, 1> kRequeueVars{contract::kRestartsVar};
 
 // The one declaration of every option. Order is the order of help, docs and describe_options.
 constexpr std::array kOptions{
@@ -252,6 +254,21 @@ constexpr std::array kOptions{
                .variables = kHostfileVars,
                .example = "hostfile",
                .literal_default = true},
+    OptionSpec{
+        .name = "keep-going",
+        .field = &O::keep_going,
+        .default_text = "no",
+        .help = "a failed task does not end the step (default: the first one ends the others)",
+        .example = "keep-going",
+        .literal_default = true},
+    OptionSpec{
+        .name = "requeue",
+        .field = &O::requeue,
+        .default_text = "no",
+        .help = "SIGUSR1/2 from Slurm (--signal, preemption) requeues the job after its script",
+        .variables = kRequeueVars,
+        .example = "requeue",
+        .literal_default = true},
 };
 
 // Checked in this order; the first that holds is the error.

@@ -71,6 +71,8 @@ struct DdpOptions {
     std::optional<bool> jax;                 // JAX_COORDINATOR_ADDRESS, JAX_* ids
     std::optional<bool> tf;                  // TF_CONFIG
     std::optional<bool> hostfile;            // a `host slots=N` file, SLURM_DDP_HOSTFILE
+    std::optional<bool> keep_going;          // keep-going: no fail-fast when a task fails
+    std::optional<bool> requeue;             // requeue: Slurm's early signal requeues the job
 };
 
 // ---- The option table. -------------------------------------------------------------------

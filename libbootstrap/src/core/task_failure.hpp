@@ -1,0 +1,46 @@
+// SPDX-License-Identifier: Apache-2.0
+// Fail fast: what one task's end means for the rest of its step.
+//
+// A distributed step is only useful while all of its ranks live: once one fails, the others
+// block in a collective or the rendezvous until a timeout. So a task that exits non-zero or dies
+// of a signal ends the step. The exceptions are the signals through which Slurm or the user ask
+// a whole step to end or to checkpoint (every task receives those, and a rank still saving its
+// checkpoint must not be cut short), and SIGKILL, which is also how a step is ended: the step is
+// still ended, but without a report, since a task killed with the step is no news; srun names a
+// task that was killed first by itself.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace sddp {
+
+enum class FailFastAction {
+    none,           // the task succeeded, or the whole step was asked to end or checkpoint
+    end_step,       // end the step, report at verbose level only (SIGKILL)
+    report_and_end  // end the step and tell the user which rank failed and how
+};
+
+struct TaskEnd {
+    FailFastAction action = FailFastAction::none;
+    std::string how;  // "exit status 7", "signal 11 (SIGSEGV)"
+};
+
+// From a wait status as slurmstepd reports it (S_TASK_EXIT_STATUS).
+TaskEnd classify_task_end(int wait_status);
+
+// The line srun shows for the first failure a node sees.
+std::string fail_fast_message(std::uint32_t rank, std::string_view node, const TaskEnd& end,
+                              std::uint32_t job_id, std::uint32_t step_id);
+
+// SLURM_DDP_RESTARTS for a task. `slurm-ddp run` exports its count of runs with the job id it
+// counted for; the task keeps that count only when the id is this task's job and the count is a
+// number, since a value inherited from another job (a job submitted from a job) describes that
+// job. Otherwise the job's own SLURM_RESTART_COUNT (requeues) decides.
+std::string restarts_value(std::optional<std::string_view> run_count,
+                           std::optional<std::string_view> run_job,
+                           std::optional<std::string_view> job_id, std::uint32_t restart_count);
+
+}  // namespace sddp

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "fail_fast.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <type_traits>
+
+#include "core/step_facts.hpp"
+#include "core/task_failure.hpp"
+#include "plugin_log.hpp"
+#include "plugin_state.hpp"
+
+#include "slurm_api.hpp"
+
+namespace sddp::plugin {
+namespace {
+
+// Long enough for slurmstepd to report the failed task to srun (it waits 100 ms for more tasks
+// to end first), short against the 10 s in which the other ranks must be gone.
+constexpr auto kKillDelay = std::chrono::milliseconds(500);
+
+struct FailFastState {
+    bool acted = false;  // this slurmstepd asked for the step to end already
+    std::thread killer;
+};
+
+FailFastState& ff_state() {
+    static FailFastState s;
+    return s;
+}
+
+// slurm_kill_job_step took (job, step, signal) up to 23.x and (slurm_step_id_t*, signal, flags)
+// since; the plugin is built against one Slurm's headers, so pick the form that compiles.
+template <typename KillFn>
+int kill_step(KillFn kill, std::uint32_t job_id, std::uint32_t step_id) {
+    if constexpr (std::is_invocable_v<KillFn, std::uint32_t, std::uint32_t, std::uint16_t>) {
+        return kill(job_id, step_id, static_cast<std::uint16_t>(SIGKILL));
+    } else {
+        slurm_step_id_t id{};
+        id.job_id = job_id;
+        id.step_id = step_id;
+        id.step_het_comp = NO_VAL;
+        return kill(&id, static_cast<std::uint16_t>(SIGKILL), static_cast<std::uint16_t>(0));
+    }
+}
+
+std::string node_name(spank_t sp) {
+    char buf[256] = {};
+    if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof buf) == ESPANK_SUCCESS && buf[0] != '\0')
+        return buf;
+    if (gethostname(buf, sizeof buf - 1) == 0) return buf;
+    return "?";
+}
+
+void end_step_later(std::uint32_t job_id, std::uint32_t step_id) {
+    ff_state().killer = std::thread([job_id, step_id] {
+        std::this_thread::sleep_for(kKillDelay);
+        const std::string step = std::to_string(job_id) + "." + std::to_string(step_id);
+        auto* kill = SDDP_SLURM_API(slurm_kill_job_step);
+        if (kill == nullptr) {
+            log_error("fail-fast: cannot end step " + step +
+                      ": this Slurm process exports no slurm_kill_job_step");
+            return;
+        }
+        if (kill_step(kill, job_id, step_id) == 0) {
+            log_verbose("fail-fast: asked slurmctld to end step " + step);
+        } else {
+            // Usually the step ended already (another node asked first, or it finished).
+            const int err = errno;
+            log_verbose("fail-fast: could not end step " + step + ": " + slurm_error_text(err));
+        }
+    });
+}
+
+}  // namespace
+
+int on_task_exit(spank_t sp) {
+    std::uint32_t step_id = 0;
+    std::uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
+    if (is_special_step(step_id)) return 0;
+    if (!ddp_requested(state())) return 0;
+    auto opts = effective_options(state());
+    if (!opts || opts->keep_going.value_or(false)) return 0;  // a bad option failed task_init
+    if (ff_state().acted) return 0;
+
+    int status = 0;
+    if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS) return 0;
+    const TaskEnd end = classify_task_end(status);
+    if (end.action == FailFastAction::none) return 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    std::uint32_t rank = 0;
+    (void)spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
+
+    ff_state().acted = true;
+    const std::string message = fail_fast_message(rank, node_name(sp), end, job_id, step_id);
+    // slurmstepd's errors reach srun's stderr ("slurmstepd: error: ..."), as its own
+    // "*** STEP CANCELLED ***" lines do.
+    if (end.action == FailFastAction::report_and_end) {
+        log_error(message);
+    } else {
+        log_verbose(message);
+    }
+    end_step_later(job_id, step_id);
+    return 0;
+}
+
+void finish_fail_fast() {
+    auto& s = ff_state();
+    if (s.killer.joinable()) s.killer.join();
+}
+
+}  // namespace sddp::plugin
