@@ -465,3 +465,41 @@ TEST(TaskEnv, NetHintsAskTheRouteTowardsAnotherNode) {
     ASSERT_TRUE(derive(gpu_task(2), {}, {}, TableWanted::never, lookups).ok());
     EXPECT_TRUE(peers.empty());
 }
+
+TEST(TaskEnv, VerboseTableRebuildsSlurmsPerTaskNarrowingForNodeMates) {
+    // Rank 0 prints; Slurm narrowed its lists. Each row must show what that rank really gets.
+    TaskHostFacts host;
+    host.step_gpu_env = map_env(Vars{{"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_STEP_GPUS", "0,1"}});
+    auto rows = [&](const char* tres, const char* own) {
+        auto vars = gpu_task(0);
+        vars["CUDA_VISIBLE_DEVICES"] = own;
+        vars["SLURM_STEP_GPUS"] = own;
+        vars["SLURMD_TRES_BIND"] = tres;
+        auto t = derive(vars, opts_of("verbose"), host);
+        EXPECT_TRUE(t.ok()) << t.error().message;
+        return t.ok() ? t->table : std::string();
+    };
+    // --gpus-per-task=1: local rank k gets the step's k-th GPU, and --ddp shows it the node's.
+    const std::string per_task = rows("gpu:per_task:1", "0");
+    EXPECT_NE(per_task.find("0           0 (CUDA_VISIBLE_DEVICES=0,1, device 0)"),
+              std::string::npos)
+        << per_task;
+    EXPECT_NE(per_task.find("1           1 (CUDA_VISIBLE_DEVICES=0,1, device 1)"),
+              std::string::npos)
+        << per_task;
+    // --gpu-bind=map_gpu:1,0: local rank 0 gets GPU 1, local rank 1 GPU 0.
+    const std::string map = rows("gpu:map_gpu:1,0", "1");
+    EXPECT_NE(map.find("0           1 (CUDA_VISIBLE_DEVICES=1,0, device 0)"), std::string::npos)
+        << map;
+    EXPECT_NE(map.find("1           0 (CUDA_VISIBLE_DEVICES=1,0, device 1)"), std::string::npos)
+        << map;
+    // A rule that does not give back rank 0's own lists is not Slurm's: every row says so alike.
+    const std::string unknown = rows("gpu:mask_gpu:0x2,0x1", "1");
+    EXPECT_EQ(unknown.find("CUDA_VISIBLE_DEVICES="), std::string::npos) << unknown;
+    std::size_t alike = 0;
+    for (auto at = unknown.find("bound per task by Slurm (gpu:mask_gpu:0x2,0x1)");
+         at != std::string::npos;
+         at = unknown.find("bound per task by Slurm (gpu:mask_gpu:0x2,0x1)", at + 1))
+        ++alike;
+    EXPECT_EQ(alike, 4u) << unknown;
+}

@@ -10,6 +10,7 @@
 #include "core/layout_table.hpp"
 #include "core/net_hints.hpp"
 #include "core/port_block.hpp"
+#include "core/slurm_task_gpus.hpp"
 #include "core/trainer_env.hpp"
 
 namespace sddp {
@@ -43,20 +44,32 @@ Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& e
 }
 
 // "own (visible list)" for each local rank on this node, for the verbose table: the binding each
-// node-mate computes from the same input. Exact unless Slurm narrowed lists per task, which the
-// step-level lists undo.
-LocalGpuDescriber gpu_describer(const GpuBindingInput& in) {
-    return [in = in](std::uint32_t local_rank,
-                     std::uint32_t node_tasks) mutable -> std::string {  // a mutable copy
-        in.local_rank = static_cast<int>(local_rank);
-        in.local_world_size = static_cast<int>(node_tasks);
-        in.task_places.resize(std::min(in.task_places.size(), std::size_t{node_tasks}));
-        auto b = bind_gpus(in);
+// node-mate computes from the same input. Where Slurm narrowed the lists per task, a node-mate's
+// own lists are rebuilt by Slurm's rule (SLURMD_TRES_BIND); where that rule cannot be known, every
+// row says so alike instead of showing this task's narrowing as if it were everyone's.
+LocalGpuDescriber gpu_describer(const GpuBindingInput& in, const std::string& tres_bind) {
+    const bool narrowed = in.slurm.step_visible && in.slurm.task_visible &&
+                          *in.slurm.step_visible != *in.slurm.task_visible;
+    const bool rule_known =
+        !narrowed || slurm_task_gpus(in.slurm, tres_bind, in.local_rank, in.local_rank);
+    return [in, tres_bind, narrowed, rule_known](std::uint32_t local_rank,
+                                                 std::uint32_t node_tasks) -> std::string {
+        if (!rule_known) return "bound per task by Slurm (" + tres_bind + ")";
+        GpuBindingInput row = in;
+        row.local_rank = static_cast<int>(local_rank);
+        row.local_world_size = static_cast<int>(node_tasks);
+        row.task_places.resize(std::min(row.task_places.size(), std::size_t{node_tasks}));
+        if (narrowed && row.local_rank != in.local_rank) {
+            auto lists = slurm_task_gpus(in.slurm, tres_bind, in.local_rank, row.local_rank);
+            if (!lists) return "bound per task by Slurm (" + tres_bind + ")";
+            row.slurm = std::move(*lists);
+        }
+        auto b = bind_gpus(row);
         if (!b) return "?";
         if (b->visible.empty() || b->device_index < 0) return "none";
         std::string list;
         for (const auto& v : b->visible) list += (list.empty() ? "" : ",") + v;
-        return b->own + " (" + in.slurm.visible_var + "=" + list + ", device " +
+        return b->own + " (" + row.slurm.visible_var + "=" + list + ", device " +
                std::to_string(b->device_index) + ")";
     };
 }
@@ -225,8 +238,10 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
                   " MASTER_PORT=" + std::to_string(out.launch.master_port) + " " +
                   out.binding.describe;
     if (table_wanted(table, out.options, out.launch)) {
-        out.table = format_layout_table(facts, out.launch, out.options, gpu_describer(gpu_input)) +
-                    format_trainer_notes(trainer) + spec_notes;
+        out.table =
+            format_layout_table(facts, out.launch, out.options,
+                                gpu_describer(gpu_input, env("SLURMD_TRES_BIND").value_or(""))) +
+            format_trainer_notes(trainer) + spec_notes;
     }
     return out;
 }
