@@ -7,12 +7,10 @@
 #include <string>
 
 #include "core/contract.hpp"
-#include "core/port_choice.hpp"
 #include "core/step_facts.hpp"
 #include "core/step_hostfile.hpp"
 #include "core/task_env.hpp"
 #include "hostfile_io.hpp"
-#include "os/host_files.hpp"
 #include "os/make_dirs.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
@@ -78,31 +76,12 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     if (auto secret = contract::read_secret(env); !secret)
         return fail(sp, &*facts, secret.error().message);
 
-    // pyxis imports a container's environment in its task_init, and enroot's PyTorch hook puts
-    // MASTER_ADDR/MASTER_PORT there (a port from the job id in the ephemeral range, the same for
-    // every step). Values srun did not carry are not the user's: replace them as override would.
-    if (state().step_env_seen && state().step_master_env.empty() &&
-        (env("MASTER_ADDR") || env("MASTER_PORT"))) {
-        opts->override_env = true;
-        log_verbose(
-            "MASTER_ADDR/MASTER_PORT appeared after launch (set by another plugin, e.g. a "
-            "container hook): replaced with the step's");
-    }
-
-    std::string note;
-    TaskHostFacts host =
-        gather_task_host_facts(env, *facts, *opts, map_env(state().step_gpu_env), &note);
-    if (opts->hostfile.value_or(false)) host.uid = job_uid(sp);
-    if (!note.empty()) log_verbose("topology: " + note);
-    auto task = derive_task_env(env, *opts, *facts, host);
+    TaskHostFacts host = gather_task_host_facts(env, *facts, map_env(state().step_gpu_env));
+    if (state().step_env_seen) host.master_at_launch = !state().step_master_env.empty();
+    host.uid = job_uid(sp);
+    auto task = derive_task_env(env, *opts, *facts, host, host_lookups());
     if (!task) return fail(sp, &*facts, task.error().message);
-    // Rank 0 runs on MASTER_ADDR's node unless addr= named another: a busy port fails here, now.
-    const LaunchEnv& launch = task->launch;
-    if (launch.rank == 0 && launch.addr_source != "option" && launch.port_source != "user") {
-        const auto st = master_port_status(launch.master_port, launch.port_source,
-                                           probe_port_bind(launch.master_port));
-        if (!st) return fail(sp, &*facts, st.error().message);
-    }
+    for (const auto& note : task->notes) log_verbose(note);
     if (task->debug_dir) {
         if (auto st = make_private_directory(*task->debug_dir); !st)
             return fail(sp, &*facts, st.error().message);
@@ -116,8 +95,9 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     log_debug(task->summary);
     if (!task->table.empty()) write_task_stderr(task->table);
     *configured_rank = task->launch.rank;
-    if (opts->check.value_or(false)) {
-        const int rc = run_task_check(sp, std::min(opts->timeout_s.value_or(5), std::uint32_t{30}));
+    if (task->options.check.value_or(false)) {
+        const int rc =
+            run_task_check(sp, std::min(task->options.timeout_s.value_or(5), std::uint32_t{30}));
         if (rc != 0 && !ddp_asked(state())) {
             log_verbose("site default: the step failed its check; it runs all the same");
             return 0;

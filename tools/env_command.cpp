@@ -66,15 +66,14 @@ int run_env_command(const std::vector<std::string>& args) {
 
     auto facts = read_step_facts(env);
     if (!facts) return bad_input(facts.error().message);
-    std::string note;
     // A running task cannot see its step's GPU lists before Slurm narrowed them: rebuilt from
     // the controller's record of the job where that says which they are, so that the CLI widens
     // them as the plugin does; otherwise the task's own lists are shown.
-    TaskHostFacts host = gather_task_host_facts(
-        env, *facts, opts, step_gpu_env_from_job(env, std::chrono::seconds(3)), &note);
+    TaskHostFacts host =
+        gather_task_host_facts(env, *facts, step_gpu_env_from_job(env, std::chrono::seconds(3)));
     host.uid = static_cast<std::uint32_t>(::getuid());  // the task runs as the job's user
-    auto task =
-        derive_task_env(env, opts, *facts, host, table ? TableWanted::always : TableWanted::never);
+    auto task = derive_task_env(env, opts, *facts, host, host_lookups(),
+                                table ? TableWanted::always : TableWanted::never);
     if (!task) return bad_input(task.error().message);
     for (const auto& v : task->vars) {
         // What the plugin leaves alone (a value the user exported) is not what it sets.

@@ -100,7 +100,7 @@ TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
     ASSERT_TRUE(kept.ok());
     EXPECT_EQ(kept->master_addr, "10.1.2.3");
     EXPECT_EQ(kept->master_port, 29555);
-    EXPECT_EQ(kept->port_source, "user");
+    EXPECT_EQ(kept->port_source, PortSource::user);
     DdpOptions o;
     o.override_env = true;
     auto replaced = derive(v, o, ctx);
@@ -136,7 +136,7 @@ TEST(LaunchEnv, ArbitraryDistributionUsesHostFile) {
     auto e = derive(v, {}, ctx);
     ASSERT_TRUE(e.ok()) << e.error().message;
     EXPECT_EQ(e->master_addr, "n2");
-    EXPECT_EQ(e->addr_source, "hostfile");
+    EXPECT_EQ(e->addr_source, AddrSource::hostfile);
 }
 
 TEST(LaunchEnv, ArbitraryHostFileWithCounts) {

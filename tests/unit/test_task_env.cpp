@@ -2,6 +2,7 @@
 // derive_task_env: the whole per-task pipeline the plugin and `slurm-ddp env` share.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <map>
 #include <set>
 
@@ -39,19 +40,24 @@ std::map<std::string, std::string> as_map(const TaskEnv& t) {
 }
 
 Result<TaskEnv> derive(const Vars& vars, const DdpOptions& opts, const TaskHostFacts& host = {},
-                       TableWanted table = TableWanted::rank0_if_verbose) {
+                       TableWanted table = TableWanted::rank0_if_verbose,
+                       const TaskLookups& lookups = {}) {
     const EnvLookup env = map_env(vars);
     auto facts = read_step_facts(env);
     if (!facts) return facts.take_error();
-    return derive_task_env(env, opts, *facts, host, table);
+    return derive_task_env(env, opts, *facts, host, lookups, table);
+}
+
+TaskLookups cpus_lookup(std::vector<int> cpus) {
+    TaskLookups l;
+    l.task_cpus = [cpus] { return std::optional<std::vector<int>>(cpus); };
+    return l;
 }
 
 }  // namespace
 
 TEST(TaskEnv, GpuStepGetsLaunchBindingAndThreads) {
-    TaskHostFacts host;
-    host.task_cpus = std::vector<int>{2, 3};
-    auto t = derive(gpu_task(3), {}, host);
+    auto t = derive(gpu_task(3), {}, {}, TableWanted::rank0_if_verbose, cpus_lookup({2, 3}));
     ASSERT_TRUE(t.ok()) << t.error().message;
     auto m = as_map(*t);
     EXPECT_EQ(m["RANK"], "3");
@@ -69,9 +75,7 @@ TEST(TaskEnv, GpuStepGetsLaunchBindingAndThreads) {
 TEST(TaskEnv, CpusPerTaskWinsOverAffinity) {
     auto vars = gpu_task(0);
     vars["SLURM_CPUS_PER_TASK"] = "3";
-    TaskHostFacts host;
-    host.task_cpus = std::vector<int>{0};
-    auto t = derive(vars, {}, host);
+    auto t = derive(vars, {}, {}, TableWanted::rank0_if_verbose, cpus_lookup({0}));
     ASSERT_TRUE(t.ok()) << t.error().message;
     EXPECT_EQ(as_map(*t)["OMP_NUM_THREADS"], "3");
 }
@@ -317,4 +321,185 @@ TEST(TaskEnv, VerboseTableSaysTheSameForEveryNode) {
     auto c = derive(cpu, opts_of("verbose"));
     ASSERT_TRUE(c.ok());
     EXPECT_EQ(c->table.find("node-local"), std::string::npos) << c->table;
+}
+
+// ---- The verdicts the derive pass makes itself, each with injected look-ups. -------------
+
+TEST(TaskEnv, ContainerMasterIsReplacedAsWithOverride) {
+    auto vars = gpu_task(1);
+    vars["MASTER_ADDR"] = "10.0.0.9";
+    vars["MASTER_PORT"] = "1234";
+    TaskHostFacts host;
+    host.launch.user_master_addr = "10.0.0.9";
+    host.launch.user_master_port = "1234";
+    // srun launched the step without them: another plugin (a container hook) added them.
+    host.master_at_launch = false;
+    auto replaced = derive(vars, {}, host);
+    ASSERT_TRUE(replaced.ok()) << replaced.error().message;
+    EXPECT_EQ(as_map(*replaced)["MASTER_ADDR"], "n1");
+    EXPECT_NE(as_map(*replaced)["MASTER_PORT"], "1234");
+    EXPECT_TRUE(replaced->options.override_env.value_or(false));
+    ASSERT_EQ(replaced->notes.size(), 1u);
+    EXPECT_NE(replaced->notes[0].find("appeared after launch"), std::string::npos);
+    for (const auto& v : replaced->vars) {
+        if (v.name == "MASTER_ADDR" || v.name == "MASTER_PORT") EXPECT_FALSE(v.keep_existing);
+    }
+    // srun carried them (the user's), or nobody knows (the CLI): the user's values stay.
+    for (const std::optional<bool> at_launch : {std::optional<bool>(true), std::optional<bool>()}) {
+        host.master_at_launch = at_launch;
+        auto kept = derive(vars, {}, host);
+        ASSERT_TRUE(kept.ok()) << kept.error().message;
+        EXPECT_EQ(as_map(*kept)["MASTER_ADDR"], "10.0.0.9");
+        EXPECT_EQ(as_map(*kept)["MASTER_PORT"], "1234");
+        EXPECT_TRUE(kept->notes.empty());
+        EXPECT_FALSE(kept->options.override_env.value_or(false));
+    }
+}
+
+TEST(TaskEnv, BusyMasterPortFailsRankZeroOnly) {
+    std::vector<std::uint16_t> probed;
+    TaskLookups busy;
+    busy.port_bind_errno = [&](std::uint16_t port) {
+        probed.push_back(port);
+        return EADDRINUSE;
+    };
+    auto r0 = derive(gpu_task(0), {}, {}, TableWanted::never, busy);
+    ASSERT_FALSE(r0.ok());
+    EXPECT_NE(r0.error().message.find("another process holds it"), std::string::npos)
+        << r0.error().message;
+    ASSERT_EQ(probed.size(), 1u);
+    EXPECT_NE(r0.error().message.find("MASTER_PORT=" + std::to_string(probed[0]) + " (derived)"),
+              std::string::npos)
+        << r0.error().message;
+    // Other ranks do not run the server; addr= names a host rank 0 may not run on; a port the
+    // user exported is the user's to manage: none of them is probed.
+    probed.clear();
+    EXPECT_TRUE(derive(gpu_task(1), {}, {}, TableWanted::never, busy).ok());
+    EXPECT_TRUE(derive(gpu_task(0), opts_of("addr=n1"), {}, TableWanted::never, busy).ok());
+    auto user_port = gpu_task(0);
+    user_port["MASTER_PORT"] = "29500";
+    TaskHostFacts host;
+    host.launch.user_master_port = "29500";
+    EXPECT_TRUE(derive(user_port, {}, host, TableWanted::never, busy).ok());
+    EXPECT_TRUE(probed.empty());
+    // A free port passes.
+    TaskLookups free_port;
+    free_port.port_bind_errno = [](std::uint16_t) { return 0; };
+    EXPECT_TRUE(derive(gpu_task(0), {}, {}, TableWanted::never, free_port).ok());
+}
+
+TEST(TaskEnv, ClosestBindingAsksTheTopologyOnlyWhenUsed) {
+    // One node, two tasks, four GPUs: 0,1 on package 0 and 2,3 on package 1. Task 0 is bound to
+    // CPU 1 (package 1), task 1 to CPU 0 (package 0).
+    auto vars = gpu_task(0);
+    vars["SLURM_STEP_NUM_TASKS"] = "2";
+    vars["SLURM_STEP_NUM_NODES"] = "1";
+    vars["SLURM_STEP_NODELIST"] = "n1";
+    vars["SLURM_STEP_TASKS_PER_NODE"] = "2";
+    vars["CUDA_VISIBLE_DEVICES"] = "0,1,2,3";
+    vars["SLURM_STEP_GPUS"] = "0,1,2,3";
+    vars["SLURM_GPUS_ON_NODE"] = "4";
+    vars["SLURM_CPU_BIND_LIST"] = "0x2,0x1";
+    int asked = 0;
+    TaskLookups lookups;
+    lookups.topology = [&](std::string* note) {
+        ++asked;
+        *note = "saved two-socket test topology";
+        GpuTopologyFacts f;
+        for (int i = 0; i < 4; ++i) {
+            GpuFact g;
+            g.index = i;
+            g.pci_bus_id = "0000:0" + std::to_string(i) + ":00.0";
+            g.numa = g.package = i < 2 ? 0 : 1;
+            f.gpus.push_back(g);
+        }
+        f.numa_of_cpu = f.package_of_cpu = {0, 1};
+        return std::optional<GpuTopologyFacts>(f);
+    };
+    auto closest = derive(vars, opts_of("gpu-bind=closest"), {}, TableWanted::never, lookups);
+    ASSERT_TRUE(closest.ok()) << closest.error().message;
+    EXPECT_EQ(asked, 1);
+    EXPECT_EQ(closest->binding.own, "2");  // the first GPU of the task's package
+    EXPECT_EQ(as_map(*closest)["SLURM_DDP_DEVICE"], "0");
+    EXPECT_EQ(closest->notes, std::vector<std::string>{"topology: saved two-socket test topology"});
+    vars["SLURM_LOCALID"] = "1";
+    vars["SLURM_PROCID"] = "1";
+    auto second = derive(vars, opts_of("gpu-bind=closest"), {}, TableWanted::never, lookups);
+    ASSERT_TRUE(second.ok()) << second.error().message;
+    EXPECT_EQ(second->binding.own, "0");
+    // local order never reads the topology and binds by LOCAL_RANK.
+    asked = 0;
+    auto local = derive(vars, {}, {}, TableWanted::never, lookups);
+    ASSERT_TRUE(local.ok()) << local.error().message;
+    EXPECT_EQ(asked, 0);
+    EXPECT_EQ(local->binding.own, "1");
+}
+
+TEST(TaskEnv, NetHintsAskTheRouteTowardsAnotherNode) {
+    std::vector<std::string> peers;
+    TaskLookups lookups;
+    lookups.interface_towards = [&](const std::string& peer, std::string* why) {
+        peers.push_back(peer);
+        if (peer == "n1") {
+            *why = "no route to n1";
+            return std::optional<std::string>();
+        }
+        return std::optional<std::string>("ib0");
+    };
+    // Rank 0 is on the master's node: the route to itself says nothing, so it asks for n2's.
+    auto r0 = derive(gpu_task(0), opts_of("net-hints,verbose"), {}, TableWanted::always, lookups);
+    ASSERT_TRUE(r0.ok()) << r0.error().message;
+    EXPECT_EQ(peers, std::vector<std::string>{"n2"});
+    EXPECT_EQ(as_map(*r0)["GLOO_SOCKET_IFNAME"], "ib0");
+    EXPECT_EQ(as_map(*r0)["NCCL_SOCKET_IFNAME"], "=ib0");
+    // Rank 2 on n2 asks for MASTER_ADDR's; no interface: no variable, and the table says why.
+    peers.clear();
+    auto r2 = derive(gpu_task(2), opts_of("net-hints"), {}, TableWanted::always, lookups);
+    ASSERT_TRUE(r2.ok()) << r2.error().message;
+    EXPECT_EQ(peers, std::vector<std::string>{"n1"});
+    EXPECT_EQ(as_map(*r2).count("GLOO_SOCKET_IFNAME"), 0u);
+    EXPECT_NE(r2->table.find("no GLOO_SOCKET_IFNAME: no route to n1"), std::string::npos)
+        << r2->table;
+    // Without net-hints nothing is asked.
+    peers.clear();
+    ASSERT_TRUE(derive(gpu_task(2), {}, {}, TableWanted::never, lookups).ok());
+    EXPECT_TRUE(peers.empty());
+}
+
+TEST(TaskEnv, VerboseTableRebuildsSlurmsPerTaskNarrowingForNodeMates) {
+    // Rank 0 prints; Slurm narrowed its lists. Each row must show what that rank really gets.
+    TaskHostFacts host;
+    host.step_gpu_env = map_env(Vars{{"CUDA_VISIBLE_DEVICES", "0,1"}, {"SLURM_STEP_GPUS", "0,1"}});
+    auto rows = [&](const char* tres, const char* own) {
+        auto vars = gpu_task(0);
+        vars["CUDA_VISIBLE_DEVICES"] = own;
+        vars["SLURM_STEP_GPUS"] = own;
+        vars["SLURMD_TRES_BIND"] = tres;
+        auto t = derive(vars, opts_of("verbose"), host);
+        EXPECT_TRUE(t.ok()) << t.error().message;
+        return t.ok() ? t->table : std::string();
+    };
+    // --gpus-per-task=1: local rank k gets the step's k-th GPU, and --ddp shows it the node's.
+    const std::string per_task = rows("gpu:per_task:1", "0");
+    EXPECT_NE(per_task.find("0           0 (CUDA_VISIBLE_DEVICES=0,1, device 0)"),
+              std::string::npos)
+        << per_task;
+    EXPECT_NE(per_task.find("1           1 (CUDA_VISIBLE_DEVICES=0,1, device 1)"),
+              std::string::npos)
+        << per_task;
+    // --gpu-bind=map_gpu:1,0: local rank 0 gets GPU 1, local rank 1 GPU 0.
+    const std::string map = rows("gpu:map_gpu:1,0", "1");
+    EXPECT_NE(map.find("0           1 (CUDA_VISIBLE_DEVICES=1,0, device 0)"), std::string::npos)
+        << map;
+    EXPECT_NE(map.find("1           0 (CUDA_VISIBLE_DEVICES=1,0, device 1)"), std::string::npos)
+        << map;
+    // A rule that does not give back rank 0's own lists is not Slurm's: every row says so alike.
+    const std::string unknown = rows("gpu:mask_gpu:0x2,0x1", "1");
+    EXPECT_EQ(unknown.find("CUDA_VISIBLE_DEVICES="), std::string::npos) << unknown;
+    std::size_t alike = 0;
+    for (auto at = unknown.find("bound per task by Slurm (gpu:mask_gpu:0x2,0x1)");
+         at != std::string::npos;
+         at = unknown.find("bound per task by Slurm (gpu:mask_gpu:0x2,0x1)", at + 1))
+        ++alike;
+    EXPECT_EQ(alike, 4u) << unknown;
 }

@@ -184,10 +184,10 @@ TEST(PortBlock, SizesFromOptionsAndSources) {
     auto b = choose_port_block(in, opts_of("port=29500,ports=8"));
     ASSERT_TRUE(b.ok());
     EXPECT_EQ(port_block_text(*b), "29500-29507");
-    EXPECT_EQ(b->source, "option");
+    EXPECT_EQ(b->source, PortSource::option);
     in.user_port = 40000;
     EXPECT_EQ(port_block_text(*choose_port_block(in, {})), "40000-40003");
-    EXPECT_EQ(choose_port_block(in, {})->source, "user");
+    EXPECT_EQ(choose_port_block(in, {})->source, PortSource::user);
     in.user_port = 65534;
     auto high = choose_port_block(in, {});
     ASSERT_FALSE(high.ok());
@@ -200,7 +200,7 @@ TEST(PortBlock, ReservedPortsMustHoldTheBlock) {
     auto b = choose_port_block(in, {});
     ASSERT_TRUE(b.ok()) << b.error().message;
     EXPECT_EQ(port_block_text(*b), "12000-12003");
-    EXPECT_EQ(b->source, "reserved");
+    EXPECT_EQ(b->source, PortSource::reserved);
     in.resv_ports = "12000,12001-12002,12003";
     EXPECT_EQ(port_block_text(*choose_port_block(in, {})), "12000-12003");
     in.resv_ports = "12000-12001";
@@ -361,10 +361,13 @@ TEST(TrainerTaskEnv, LauncherGetsTheNodesGpusAndNoPerTaskBinding) {
     TaskHostFacts host;
     host.step_gpu_env =
         map_env({{"CUDA_VISIBLE_DEVICES", "0,1,2,3"}, {"SLURM_STEP_GPUS", "0,1,2,3"}});
-    host.task_cpus = std::vector<int>{0, 1, 2, 3};
+    TaskLookups lookups;
+    lookups.task_cpus = [] {
+        return std::optional<std::vector<int>>(std::vector<int>{0, 1, 2, 3});
+    };
     const EnvLookup env = map_env(v);
     auto t = derive_task_env(env, opts_of("launcher,torchelastic,verbose"), facts_of(v), host,
-                             TableWanted::always);
+                             lookups, TableWanted::always);
     ASSERT_TRUE(t.ok()) << t.error().message;
     auto m = as_map(t->vars);
     EXPECT_TRUE(t->launcher);
@@ -384,10 +387,12 @@ TEST(TrainerTaskEnv, LauncherGetsTheNodesGpusAndNoPerTaskBinding) {
 TEST(TrainerTaskEnv, DebugAndGlooHintsReachTheVariablesAndTheTable) {
     auto v = task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
     v["SLURM_SUBMIT_DIR"] = "/home/u";
-    TaskHostFacts host;
-    host.gloo_ifname = "eth0";
+    TaskLookups lookups;
+    lookups.interface_towards = [](const std::string&, std::string*) {
+        return std::optional<std::string>("eth0");
+    };
     const EnvLookup env = map_env(v);
-    auto t = derive_task_env(env, opts_of("debug,net-hints,verbose"), facts_of(v), host);
+    auto t = derive_task_env(env, opts_of("debug,net-hints,verbose"), facts_of(v), {}, lookups);
     ASSERT_TRUE(t.ok()) << t.error().message;
     auto m = as_map(t->vars);
     EXPECT_EQ(t->debug_dir, "/home/u/slurm-ddp-debug/1234.3");

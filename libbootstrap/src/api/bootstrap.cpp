@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api/bootstrap.hpp"
 
+#include <unistd.h>
+
 #include <mutex>
 
-#include "api/host_facts.hpp"
 #include "api/last_error.hpp"
 #include "api/master_precheck.hpp"
 #include "core/contract.hpp"
@@ -20,6 +21,12 @@
 
 namespace sddp::api {
 namespace {
+
+std::string host_name() {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown-host";
+    return buf;
+}
 
 std::string prefix(const sddp_handle& h, std::string_view step) {
     return "slurm-ddp: " + h.where() + ": " + std::string(step) + ": ";
@@ -130,13 +137,8 @@ bool uses_tcp(TransportChoice option, const EnvLookup& env) {
     return *choice == TransportChoice::tcp;
 }
 
-}  // namespace
-
-int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_handle>& out) {
-    auto h = std::make_unique<sddp_handle>();
-    h->host = host_name();
-    h->timeout = s.timeout;
-
+// Who this rank is, from the environment (and the host file under an arbitrary distribution).
+int identify(sddp_handle& h, const Settings& s, const EnvLookup& env) {
     IdentityInputs in = gather_identity_inputs(env);
     in.master_addr = s.master_addr;
     in.master_port = s.master_port;
@@ -144,99 +146,127 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
     if (!id) {
         return set_last_error(
             status_for(Phase::identity, id.error().code),
-            "slurm-ddp: rank unknown on host " + h->host + ": identity: " + id.error().message);
+            "slurm-ddp: rank unknown on host " + h.host + ": identity: " + id.error().message);
     }
-    h->id = std::move(*id);
-    h->source = to_string(h->id.source);
-    h->local_rank = static_cast<int>(h->id.local_rank);
-    h->local_world_size = static_cast<int>(h->id.local_world_size);
-    // The TCP handshake's first MAC needs libcrypto set up (~1 ms of CPU in a process new to
-    // it): start that now, so that it overlaps loading NCCL and resolving MASTER_ADDR.
-    const CryptoWarmup crypto_warmup =
-        h->id.world_size > 1 && uses_tcp(s.transport, env) ? start_crypto_warmup() : CryptoWarmup();
+    h.id = std::move(*id);
+    h.source = to_string(h.id.source);
+    h.local_rank = static_cast<int>(h.id.local_rank);
+    h.local_world_size = static_cast<int>(h.id.local_world_size);
+    return SDDP_OK;
+}
 
-    // Refuse before the rendezvous, so that every rank of a job on a node without NCCL (or
-    // with one too old) fails at once, naming the library.
-    if (s.nccl) {
-        if (auto st = nccl::load(); !st) return fail_step(*h, Phase::nccl, "NCCL", st.error());
-    }
-
-    if (h->id.world_size == 1) {
-        h->transport = make_self_transport();
+// The transport the ranks meet through: none to meet for one rank, else the one chosen.
+int open_transport(sddp_handle& h, const Settings& s, const EnvLookup& env) {
+    if (h.id.world_size == 1) {
+        h.transport = make_self_transport();
     } else {
         if (uses_tcp(s.transport, env)) {
-            if (auto st = check_master_address(h->id, h->host, s.timeout); !st) {
-                return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
+            if (auto st = check_master_address(h.id, h.host, s.timeout); !st) {
+                return fail_step(h, Phase::rendezvous, "rendezvous", st.error());
             }
         }
-        RendezvousConfig cfg = rendezvous_config(*h);
+        RendezvousConfig cfg = rendezvous_config(h);
         cfg.allow_unauthenticated = s.allow_unauthenticated;
         cfg.round = env(contract::kRendezvousRoundVar).value_or("");
-        if (auto st = add_leader_tree(cfg, *h, env); !st) {
-            return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
+        if (auto st = add_leader_tree(cfg, h, env); !st) {
+            return fail_step(h, Phase::rendezvous, "rendezvous", st.error());
         }
         auto t = select_transport(s.transport, cfg, env);
-        if (!t) return fail_step(*h, Phase::rendezvous, "rendezvous", t.error());
-        h->transport = std::move(*t);
+        if (!t) return fail_step(h, Phase::rendezvous, "rendezvous", t.error());
+        h.transport = std::move(*t);
     }
-    h->transport_name = std::string(h->transport->name());
-    warn_unauthenticated(*h);
+    h.transport_name = std::string(h.transport->name());
+    warn_unauthenticated(h);
+    return SDDP_OK;
+}
 
+// With NCCL: this rank's GPU in its preflight record. A failed choice is kept in `gpu_error` and
+// in the record, reported after the exchange so that every rank names the same one.
+int choose_gpu(sddp_handle& h, const EnvLookup& env, PreflightRecord& mine,
+               std::optional<Error>& gpu_error) {
+    if (!h.id.locality_known && h.id.world_size > 1 && !h.id.device) {
+        if (auto st = derive_locality_from_hosts(h); !st) {
+            return fail_step(h, Phase::rendezvous, "rendezvous (" + h.transport_name + ")",
+                             st.error());
+        }
+    }
+    auto g = nccl::select_gpu(device_choice_input(h.id.device, h.local_rank, h.local_world_size,
+                                                  h.id.locality_known, env));
+    if (g) {
+        mine.pci_bus_id = g->pci_bus_id;
+        mine.cuda_device = g->device;
+        h.cuda_device = g->device;
+    } else {
+        gpu_error = g.error();
+        mine.error = g.error().message;  // shared: every rank names this one
+    }
+    return SDDP_OK;
+}
+
+// Every rank's record to every rank, then one verdict each reaches alone from the same records.
+int exchange_preflight(sddp_handle& h, const Settings& s, const EnvLookup& env) {
     PreflightRecord mine;
-    mine.step_tag = h->id.step_tag;
-    mine.world_size = h->id.world_size;
-    mine.rank = h->id.rank;
-    mine.host = h->host;
+    mine.step_tag = h.id.step_tag;
+    mine.world_size = h.id.world_size;
+    mine.rank = h.id.rank;
+    mine.host = h.host;
     std::optional<Error> gpu_error;
     if (s.nccl) {
         mine.nccl_version = static_cast<std::uint32_t>(nccl::version());
         mine.nccl_options = "local=" + std::to_string(s.local_comm ? 1 : 0) +
                             " ids=" + std::to_string(s.unique_ids);
+        if (const int rc = choose_gpu(h, env, mine, gpu_error); rc != SDDP_OK) return rc;
     }
-    if (s.nccl) {
-        if (!h->id.locality_known && h->id.world_size > 1 && !h->id.device) {
-            if (auto st = derive_locality_from_hosts(*h); !st) {
-                return fail_step(*h, Phase::rendezvous, "rendezvous (" + h->transport_name + ")",
-                                 st.error());
-            }
-        }
-        auto g = nccl::select_gpu(device_choice_input(
-            h->id.device, h->local_rank, h->local_world_size, h->id.locality_known, env));
-        if (g) {
-            mine.pci_bus_id = g->pci_bus_id;
-            mine.cuda_device = g->device;
-            h->cuda_device = g->device;
-        } else {
-            gpu_error = g.error();
-            mine.error = g.error().message;  // shared: every rank names this one
-        }
-    }
-
-    auto outcome = run_preflight(*h->transport, mine, needs_layout(*h));
+    auto outcome = run_preflight(*h.transport, mine, needs_layout(h));
     if (!outcome) {
-        return fail_step(*h, Phase::rendezvous, "preflight exchange (" + h->transport_name + ")",
+        return fail_step(h, Phase::rendezvous, "preflight exchange (" + h.transport_name + ")",
                          outcome.error());
     }
-    if (gpu_error) return fail_step(*h, Phase::cuda, "GPU selection", *gpu_error, Tell::nobody);
+    if (gpu_error) return fail_step(h, Phase::cuda, "GPU selection", *gpu_error, Tell::nobody);
     if (!outcome->verdict) {
-        return fail_step(*h, Phase::preflight, "preflight", outcome->verdict.error(), Tell::nobody);
+        return fail_step(h, Phase::preflight, "preflight", outcome->verdict.error(), Tell::nobody);
     }
-    apply_layout(*h, outcome->layout);
+    apply_layout(h, outcome->layout);
+    return SDDP_OK;
+}
 
+int create_comms(sddp_handle& h, const Settings& s, const EnvLookup& env) {
+    nccl::CommParams p;
+    p.rank = static_cast<int>(h.id.rank);
+    p.world_size = static_cast<int>(h.id.world_size);
+    p.node_color = h.node_rank;
+    p.local_comm = s.local_comm;
+    p.unique_ids = s.unique_ids;
+    p.nccl_comm_id = env("NCCL_COMM_ID");
+    p.nccl_comm_blocking = env("NCCL_COMM_BLOCKING");
+    p.timeout = s.timeout;
+    p.host = h.host;
+    auto comms = nccl::create_comms(*h.transport, p);
+    if (!comms) return fail_step(h, Phase::nccl, "NCCL", comms.error());
+    h.comms = std::move(*comms);
+    return SDDP_OK;
+}
+
+}  // namespace
+
+int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_handle>& out) {
+    auto h = std::make_unique<sddp_handle>();
+    h->host = host_name();
+    h->timeout = s.timeout;
+    if (const int rc = identify(*h, s, env); rc != SDDP_OK) return rc;
+    // The TCP handshake's first MAC needs libcrypto set up (~1 ms of CPU in a process new to
+    // it): start that now, so that it overlaps loading NCCL and resolving MASTER_ADDR.
+    const CryptoWarmup crypto_warmup =
+        h->id.world_size > 1 && uses_tcp(s.transport, env) ? start_crypto_warmup() : CryptoWarmup();
+    // Refuse before the rendezvous, so that every rank of a job on a node without NCCL (or
+    // with one too old) fails at once, naming the library.
     if (s.nccl) {
-        nccl::CommParams p;
-        p.rank = static_cast<int>(h->id.rank);
-        p.world_size = static_cast<int>(h->id.world_size);
-        p.node_color = h->node_rank;
-        p.local_comm = s.local_comm;
-        p.unique_ids = s.unique_ids;
-        p.nccl_comm_id = env("NCCL_COMM_ID");
-        p.nccl_comm_blocking = env("NCCL_COMM_BLOCKING");
-        p.timeout = s.timeout;
-        p.host = h->host;
-        auto comms = nccl::create_comms(*h->transport, p);
-        if (!comms) return fail_step(*h, Phase::nccl, "NCCL", comms.error());
-        h->comms = std::move(*comms);
+        if (auto st = nccl::load(); !st) return fail_step(*h, Phase::nccl, "NCCL", st.error());
+    }
+    if (const int rc = open_transport(*h, s, env); rc != SDDP_OK) return rc;
+    if (const int rc = exchange_preflight(*h, s, env); rc != SDDP_OK) return rc;
+    if (s.nccl) {
+        if (const int rc = create_comms(*h, s, env); rc != SDDP_OK) return rc;
     }
     out = std::move(h);
     return SDDP_OK;

@@ -266,6 +266,104 @@ std::vector<int> assign_closest(const std::vector<GpuFact>& gpus,
     return out;
 }
 
+namespace {
+
+// Which GPU of the step's node list is this task's own, and why.
+struct OwnChoice {
+    std::size_t pos = 0;           // position of the own GPU in Lists::node
+    bool keep_slurm_list = false;  // Slurm narrowed the task and the wider list is no use
+    std::string how;               // for the description
+};
+
+OwnChoice choose_own(const GpuBindingInput& in, const Lists& l) {
+    OwnChoice c;
+    const SlurmGpuEnv& s = in.slurm;
+    if (l.narrowed) {
+        const DeviceId& own = l.task.front();
+        const DeviceAccess access =
+            in.access != DeviceAccess::unknown ? in.access : infer_access(l, s);
+        c.keep_slurm_list = !l.node_known || access != DeviceAccess::node || !contains(l.node, own);
+        c.how = "Slurm bound " + format_device_list(l.task) + " to this task";
+        if (!l.node_known)
+            c.how += "; the step's other GPUs are unknown here";
+        else if (access != DeviceAccess::node)
+            c.how += "; other GPUs are not accessible";
+        if (!c.keep_slurm_list)
+            c.pos = static_cast<std::size_t>(std::find(l.node.begin(), l.node.end(), own) -
+                                             l.node.begin());
+        return c;
+    }
+    const int rank = in.local_rank, tasks = in.local_world_size;
+    c.pos = static_cast<std::size_t>(rank) % l.node.size();
+    c.how = "own = step GPU " + std::to_string(c.pos) + " of " + std::to_string(l.node.size());
+    if (in.policy != GpuBindPolicy::closest) return c;
+    if (!in.topology || in.task_places.size() != static_cast<std::size_t>(tasks)) {
+        c.how += " (closest: no topology or task placement known, used local order)";
+        return c;
+    }
+    std::vector<GpuFact> facts;
+    for (std::size_t i = 0; i < l.node.size(); ++i)
+        facts.push_back(fact_for(*in.topology, l.node[i], l.node_global[i]));
+    c.pos = static_cast<std::size_t>(
+        assign_closest(facts, in.task_places, tasks)[static_cast<std::size_t>(rank)]);
+    c.how = "own = step GPU " + std::to_string(c.pos) + " (nearest free to CPUs)";
+    return c;
+}
+
+// The list the task sees and the own GPU's index in it.
+void arrange_visible(const GpuBindingInput& in, const Lists& l, OwnChoice& c, GpuBinding& b) {
+    const DeviceId& own_entry = c.keep_slurm_list ? l.task.front() : l.node[c.pos];
+    if (own_entry.kind == DeviceIdKind::mig) {
+        // CUDA enumerates only the first MIG instance in the list: any other index fails with
+        // "invalid device ordinal", so each rank is shown its own instance alone.
+        b.own = own_entry.text;
+        b.visible = {own_entry.text};
+        b.device_index = 0;
+        c.how += "; MIG: one instance per process";
+    } else if (c.keep_slurm_list) {
+        b.own = l.task.front().text;
+        b.visible =
+            in.policy == GpuBindPolicy::single ? std::vector<std::string>{b.own} : texts(l.task);
+        b.device_index = 0;
+    } else if (in.policy == GpuBindPolicy::single) {
+        b.own = own_entry.text;
+        b.visible = {own_entry.text};
+        b.device_index = 0;
+    } else {
+        b.own = own_entry.text;
+        const std::size_t n = l.node.size();
+        const auto rank = static_cast<std::size_t>(in.local_rank);
+        const std::size_t at = rank < n ? rank : rank % n;
+        b.visible = arrange(l.node, own_entry, at);
+        b.device_index = static_cast<int>(at);
+    }
+}
+
+// The variables of the binding, and the NCCL hints for the own GPU where the topology is known.
+void add_binding_env(const GpuBindingInput& in, const Lists& l, GpuBinding& b) {
+    const SlurmGpuEnv& s = in.slurm;
+    const std::string list = format_device_list(b.visible);
+    b.env.push_back({s.visible_var, list, false});
+    if (s.task_ordinal) b.env.push_back({"GPU_DEVICE_ORDINAL", list, false});
+    b.env.push_back({contract::kDeviceVar, std::to_string(b.device_index), false});
+    // Slurm numbers GPUs in PCI bus order; CUDA's default order is "fastest first", which
+    // differs on nodes with mixed GPU models.
+    const bool cuda = s.visible_var == "CUDA_VISIBLE_DEVICES";
+    if (cuda && l.task.front().kind == DeviceIdKind::ordinal)
+        b.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", true});
+    if (!in.topology || !cuda) return;
+    int global = -1;
+    for (std::size_t i = 0; i < l.node.size(); ++i)
+        if (l.node[i].text == b.own) global = l.node_global[i];
+    if (global < 0 && l.narrowed && !l.task_gpus.empty()) global = l.task_gpus.front();
+    const auto own_id = std::find_if(l.task.begin(), l.task.end(),
+                                     [&](const DeviceId& d) { return d.text == b.own; });
+    add_nccl_hints(
+        in, fact_for(*in.topology, own_id != l.task.end() ? *own_id : DeviceId{}, global), b);
+}
+
+}  // namespace
+
 Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     if (in.local_world_size < 1 || in.local_rank < 0 || in.local_rank >= in.local_world_size) {
         return make_error(Errc::invalid_input,
@@ -286,99 +384,19 @@ Result<GpuBinding> bind_gpus(const GpuBindingInput& in) {
     SDDP_TRY(l, read_lists(s, *task_text, task_name));
     if (l.task.empty()) return unchanged("gpu-bind: no GPUs in this step");
 
-    const int rank = in.local_rank, tasks = in.local_world_size;
+    const int tasks = in.local_world_size;
     if (static_cast<std::size_t>(tasks) > l.node_count && !in.allow_share)
         return too_many_tasks(tasks, l.node_count, task_name, *task_text);
 
     GpuBinding b;
     b.changed = true;
-    std::string how;
-    std::size_t own_pos = 0;  // position of own GPU in l.node
-    bool keep_slurm_list = false;
-    if (l.narrowed) {
-        const DeviceId& own = l.task.front();
-        const DeviceAccess access =
-            in.access != DeviceAccess::unknown ? in.access : infer_access(l, s);
-        keep_slurm_list = !l.node_known || access != DeviceAccess::node || !contains(l.node, own);
-        how = "Slurm bound " + format_device_list(l.task) + " to this task";
-        if (!l.node_known)
-            how += "; the step's other GPUs are unknown here";
-        else if (access != DeviceAccess::node)
-            how += "; other GPUs are not accessible";
-        if (!keep_slurm_list)
-            own_pos = static_cast<std::size_t>(std::find(l.node.begin(), l.node.end(), own) -
-                                               l.node.begin());
-    } else {
-        own_pos = static_cast<std::size_t>(rank) % l.node.size();
-        how = "own = step GPU " + std::to_string(own_pos) + " of " + std::to_string(l.node.size());
-        if (in.policy == GpuBindPolicy::closest) {
-            if (!in.topology || in.task_places.size() != static_cast<std::size_t>(tasks)) {
-                how += " (closest: no topology or task placement known, used local order)";
-            } else {
-                std::vector<GpuFact> facts;
-                for (std::size_t i = 0; i < l.node.size(); ++i)
-                    facts.push_back(fact_for(*in.topology, l.node[i], l.node_global[i]));
-                own_pos = static_cast<std::size_t>(
-                    assign_closest(facts, in.task_places, tasks)[static_cast<std::size_t>(rank)]);
-                how = "own = step GPU " + std::to_string(own_pos) + " (nearest free to CPUs)";
-            }
-        }
-    }
-
-    const DeviceId& own_entry = keep_slurm_list ? l.task.front() : l.node[own_pos];
-    if (own_entry.kind == DeviceIdKind::mig) {
-        // CUDA enumerates only the first MIG instance in the list: any other index fails with
-        // "invalid device ordinal", so each rank is shown its own instance alone.
-        b.own = own_entry.text;
-        b.visible = {own_entry.text};
-        b.device_index = 0;
-        how += "; MIG: one instance per process";
-    } else if (keep_slurm_list) {
-        b.own = l.task.front().text;
-        b.visible =
-            in.policy == GpuBindPolicy::single ? std::vector<std::string>{b.own} : texts(l.task);
-        b.device_index = 0;
-    } else {
-        const DeviceId& own = l.node[own_pos];
-        b.own = own.text;
-        if (in.policy == GpuBindPolicy::single) {
-            b.visible = {own.text};
-            b.device_index = 0;
-        } else {
-            const std::size_t n = l.node.size();
-            const std::size_t at = static_cast<std::size_t>(rank) < n
-                                       ? static_cast<std::size_t>(rank)
-                                       : static_cast<std::size_t>(rank) % n;
-            b.visible = arrange(l.node, own, at);
-            b.device_index = static_cast<int>(at);
-        }
-    }
-
-    const std::string list = format_device_list(b.visible);
-    b.env.push_back({s.visible_var, list, false});
-    if (s.task_ordinal) b.env.push_back({"GPU_DEVICE_ORDINAL", list, false});
-    b.env.push_back({contract::kDeviceVar, std::to_string(b.device_index), false});
-    // Slurm numbers GPUs in PCI bus order; CUDA's default order is "fastest first", which
-    // differs on nodes with mixed GPU models.
-    const bool cuda = s.visible_var == "CUDA_VISIBLE_DEVICES";
-    if (cuda && l.task.front().kind == DeviceIdKind::ordinal)
-        b.env.push_back({"CUDA_DEVICE_ORDER", "PCI_BUS_ID", true});
-
-    if (in.topology && cuda) {
-        int global = -1;
-        for (std::size_t i = 0; i < l.node.size(); ++i)
-            if (l.node[i].text == b.own) global = l.node_global[i];
-        if (global < 0 && l.narrowed && !l.task_gpus.empty()) global = l.task_gpus.front();
-        const auto own_id = std::find_if(l.task.begin(), l.task.end(),
-                                         [&](const DeviceId& d) { return d.text == b.own; });
-        add_nccl_hints(
-            in, fact_for(*in.topology, own_id != l.task.end() ? *own_id : DeviceId{}, global), b);
-    }
-
+    OwnChoice own = choose_own(in, l);
+    arrange_visible(in, l, own, b);
+    add_binding_env(in, l, b);
     b.describe = std::string("gpu-bind=") + to_string(in.policy) + ": local rank " +
-                 std::to_string(rank) + "/" + std::to_string(tasks) + ", " + how + "; " +
-                 s.visible_var + "=" + list + ", device " + std::to_string(b.device_index) +
-                 " (GPU " + b.own + ")" +
+                 std::to_string(in.local_rank) + "/" + std::to_string(tasks) + ", " + own.how +
+                 "; " + s.visible_var + "=" + format_device_list(b.visible) + ", device " +
+                 std::to_string(b.device_index) + " (GPU " + b.own + ")" +
                  (static_cast<std::size_t>(tasks) > l.node_count ? ", shared round-robin" : "");
     return b;
 }

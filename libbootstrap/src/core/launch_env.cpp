@@ -21,9 +21,9 @@ std::string_view node_distribution(std::string_view dist) {
 }
 
 Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
-                                const LaunchContext& ctx, std::string& source) {
+                                const LaunchContext& ctx, AddrSource& source) {
     if (opts.addr) {
-        source = "option";
+        source = AddrSource::option;
         return *opts.addr;
     }
     std::string host;
@@ -55,11 +55,12 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
         }
         SDDP_TRY(first, hostfile_rank0_host(f, *runs, f.hostfile.value_or("")));
         host = first;
-        source = "hostfile";
+        source = AddrSource::hostfile;
     } else {
         SDDP_TRY(order, nodes_by_nodeid(f));
         host = order.front();
-        source = f.het_component_nodelists.empty() ? "nodelist" : "het components";
+        source =
+            f.het_component_nodelists.empty() ? AddrSource::nodelist : AddrSource::het_components;
     }
     if (opts.addr_suffix) host += *opts.addr_suffix;
     return host;
@@ -75,6 +76,22 @@ bool host_or_address(std::string_view text) {
 }
 
 }  // namespace
+
+const char* to_string(AddrSource source) {
+    switch (source) {
+        case AddrSource::nodelist:
+            return "nodelist";
+        case AddrSource::het_components:
+            return "het components";
+        case AddrSource::hostfile:
+            return "hostfile";
+        case AddrSource::option:
+            return "option";
+        case AddrSource::user:
+            return "user";
+    }
+    return "?";
+}
 
 const std::vector<std::string>& launch_variable_names() {
     static const std::vector<std::string> kNames{"MASTER_ADDR",
@@ -118,19 +135,19 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                   "it, or use --ddp=override to let --ddp choose");
         }
         e.master_addr = *ctx.user_master_addr;
-        e.addr_source = "user";
+        e.addr_source = AddrSource::user;
     } else {
         SDDP_TRY(host, master_host(f, opts, ctx, e.addr_source));
         e.master_addr = host;
         // Rank 0 can check the claim that it runs on the master host; a mismatch means the
         // layout is not what Slurm's variables say, and every other rank would wait in vain.
-        if (e.rank == 0 && e.addr_source != "option" && !f.node_name.empty()) {
+        if (e.rank == 0 && e.addr_source != AddrSource::option && !f.node_name.empty()) {
             const std::string expected = f.node_name + opts.addr_suffix.value_or("");
             if (expected != e.master_addr) {
                 return make_error(Errc::invalid_input,
                                   "rank 0 runs on node " + quote_value(f.node_name) +
                                       " but MASTER_ADDR would be " + quote_value(e.master_addr) +
-                                      " (from the " + e.addr_source +
+                                      " (from the " + to_string(e.addr_source) +
                                       ", SLURM_DISTRIBUTION=" + quote_value(f.distribution) +
                                       "); give --ddp=addr=HOST to name rank 0's host");
             }

@@ -13,12 +13,17 @@
 
 #include "core/env_lookup.hpp"
 #include "core/options.hpp"
+#include "core/port_block.hpp"
 #include "core/result.hpp"
 #include "core/step_facts.hpp"
 
 // Where rank 0 runs: node_order.hpp (heterogeneous steps), hostfile.hpp (arbitrary).
 
 namespace sddp {
+
+// Where MASTER_ADDR comes from.
+enum class AddrSource { nodelist, het_components, hostfile, option, user };
+const char* to_string(AddrSource source);
 
 struct LaunchEnv {
     std::uint32_t rank = 0;
@@ -30,9 +35,9 @@ struct LaunchEnv {
     std::string master_addr;
     std::uint16_t master_port = 0;
     std::uint16_t ports_last = 0;  // the step's port block is master_port..ports_last
-    std::string port_source;       // "option", "reserved", "derived" or "user"
-    std::string addr_source;       // "nodelist", "hostfile", "option" or "user"
-    std::string step_tag;          // "<job>.<step>": identifies the step to the rendezvous
+    PortSource port_source = PortSource::derived;
+    AddrSource addr_source = AddrSource::nodelist;
+    std::string step_tag;  // "<job>.<step>": identifies the step to the rendezvous
     std::vector<EnvAssignment> vars;
 };
 

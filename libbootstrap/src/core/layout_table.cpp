@@ -19,8 +19,9 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
     std::string out;
     out += "slurm-ddp: step " + e.step_tag + ": WORLD_SIZE=" + std::to_string(e.world_size) +
            " on " + std::to_string(e.nnodes) + " node(s), MASTER_ADDR=" + e.master_addr + " (" +
-           e.addr_source + ") MASTER_PORT=" + std::to_string(e.master_port) + " (" + e.port_source +
-           ") ports " + std::to_string(e.master_port) + "-" + std::to_string(e.ports_last);
+           to_string(e.addr_source) + ") MASTER_PORT=" + std::to_string(e.master_port) + " (" +
+           to_string(e.port_source) + ") ports " + std::to_string(e.master_port) + "-" +
+           std::to_string(e.ports_last);
     const std::string described = describe_options(opts);
     if (!described.empty()) out += ", options " + described;
     out += "\n";

@@ -10,7 +10,7 @@ std::optional<std::string> net_hint_peer(const StepFacts& f, const LaunchEnv& la
     const bool on_master_node =
         launch.master_addr == f.node_name ||
         (f.nodeid < f.nodes.size() && launch.master_addr == f.nodes[f.nodeid]) ||
-        (f.nodeid == 0 && launch.addr_source == "nodelist");
+        (f.nodeid == 0 && launch.addr_source == AddrSource::nodelist);
     if (on_master_node) return f.nodeid == 0 ? f.nodes[1] : f.nodes[0];
     return launch.master_addr;
 }

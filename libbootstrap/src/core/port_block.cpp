@@ -2,9 +2,9 @@
 #include "core/port_block.hpp"
 
 #include <algorithm>
+#include <cerrno>
 
 #include "core/numbers.hpp"
-#include "core/port_choice.hpp"
 
 namespace sddp {
 namespace {
@@ -17,7 +17,7 @@ std::uint64_t mix64(std::uint64_t x) {
     return x ^ (x >> 31);
 }
 
-Result<PortBlock> block_from(std::uint32_t first, std::uint32_t size, std::string source,
+Result<PortBlock> block_from(std::uint32_t first, std::uint32_t size, PortSource source,
                              const std::string& what) {
     const std::uint32_t last = first + size - 1;
     if (last > 65535) {
@@ -28,8 +28,7 @@ Result<PortBlock> block_from(std::uint32_t first, std::uint32_t size, std::strin
                               " > 65535); choose a lower port or a "
                               "smaller --ddp=ports=K");
     }
-    return PortBlock{static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last),
-                     std::move(source)};
+    return PortBlock{static_cast<std::uint16_t>(first), static_cast<std::uint16_t>(last), source};
 }
 
 // The first run of consecutive ports in Slurm's list ("12000-12003", "12000", "12000,12001").
@@ -65,6 +64,20 @@ Result<PortRange> first_reserved_run(std::string_view text) {
 
 }  // namespace
 
+const char* to_string(PortSource source) {
+    switch (source) {
+        case PortSource::option:
+            return "option";
+        case PortSource::reserved:
+            return "reserved";
+        case PortSource::derived:
+            return "derived";
+        case PortSource::user:
+            return "user";
+    }
+    return "?";
+}
+
 std::string port_block_text(const PortBlock& b) {
     return std::to_string(b.first) + "-" + std::to_string(b.last);
 }
@@ -83,8 +96,9 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
                               " (MASTER_PORT and one per task on the busiest node); give ports=" +
                               std::to_string(in.min_size) + " or more");
     }
-    if (in.user_port) return block_from(*in.user_port, k, "user", "MASTER_PORT (exported by you)");
-    if (opts.port) return block_from(*opts.port, k, "option", "--ddp=port=");
+    if (in.user_port)
+        return block_from(*in.user_port, k, PortSource::user, "MASTER_PORT (exported by you)");
+    if (opts.port) return block_from(*opts.port, k, PortSource::option, "--ddp=port=");
     if (in.resv_ports && !in.resv_ports->empty()) {
         SDDP_TRY(run, first_reserved_run(*in.resv_ports));
         const std::uint32_t have = std::uint32_t{run.last} - run.first + 1;
@@ -92,7 +106,7 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
         // the default size the block is what Slurm reserved; a size someone asked for is a promise
         // to the program, so fewer is an error.
         if (have < k && !opts.ports && have >= in.min_size) {
-            return PortBlock{run.first, run.last, "reserved"};
+            return PortBlock{run.first, run.last, PortSource::reserved};
         }
         if (have < k) {
             return make_error(Errc::invalid_input,
@@ -103,7 +117,8 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
                                   "); run srun with --resv-ports=" + std::to_string(k) +
                                   ", or give --ddp=ports=" + std::to_string(have));
         }
-        return PortBlock{run.first, static_cast<std::uint16_t>(run.first + k - 1), "reserved"};
+        return PortBlock{run.first, static_cast<std::uint16_t>(run.first + k - 1),
+                         PortSource::reserved};
     }
     const PortRange range = opts.port_range.value_or(kDefaultPortRange);
     const std::uint64_t slots = (std::uint64_t{range.last} - range.first + 1) / k;
@@ -116,7 +131,23 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
     }
     const std::uint64_t slot = (mix64(in.job_id) + in.step_id) % slots;
     const auto first = static_cast<std::uint16_t>(range.first + slot * k);
-    return PortBlock{first, static_cast<std::uint16_t>(first + k - 1), "derived"};
+    return PortBlock{first, static_cast<std::uint16_t>(first + k - 1), PortSource::derived};
+}
+
+Status master_port_status(std::uint16_t port, PortSource source, int bind_errno) {
+    if (bind_errno == 0) return ok_status();
+    const std::string what = "MASTER_PORT=" + std::to_string(port) + " (" + to_string(source) +
+                             ") cannot be used on rank 0's node: ";
+    if (bind_errno == EADDRINUSE) {
+        return make_error(
+            Errc::io, what +
+                          "another process holds it; give a free port with --ddp=port=N, or "
+                          "let Slurm reserve one with srun --resv-ports (needs MpiParams=ports= "
+                          "in slurm.conf)");
+    }
+    return make_error(Errc::io, what + "binding it failed with errno " +
+                                    std::to_string(bind_errno) +
+                                    "; give another port with --ddp=port=N");
 }
 
 }  // namespace sddp

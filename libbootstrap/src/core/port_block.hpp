@@ -15,6 +15,9 @@
 //      of one job take neighbouring slots, hence disjoint blocks
 //      when they use the same K).
 // A MASTER_PORT the user exported starts the block too (port source "user").
+//
+// A port that another process happens to hold on rank 0's node is caught there, at launch, by
+// master_port_status (the derive pass asks, core/task_env).
 #pragma once
 
 #include <cstdint>
@@ -27,10 +30,14 @@
 
 namespace sddp {
 
+// Where the block comes from, in the order choose_port_block tries them (user first).
+enum class PortSource { option, reserved, derived, user };
+const char* to_string(PortSource source);
+
 struct PortBlock {
     std::uint16_t first = 0;  // MASTER_PORT
     std::uint16_t last = 0;   // inclusive
-    std::string source;       // "option", "reserved", "derived" or "user"
+    PortSource source = PortSource::derived;
 };
 
 struct PortBlockInput {
@@ -48,5 +55,10 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
 
 // "first-last", the value of SLURM_DDP_PORTS.
 std::string port_block_text(const PortBlock& b);
+
+// Rank 0's check of the chosen port on its own node: `bind_errno` is what binding the port gave
+// (0: free). A busy port is an error naming the port and the fixes, at once, instead of every
+// rank waiting for a server that cannot start.
+Status master_port_status(std::uint16_t port, PortSource source, int bind_errno);
 
 }  // namespace sddp

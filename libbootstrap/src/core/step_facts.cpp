@@ -57,53 +57,24 @@ Result<std::string> step_or_job_text(const EnvLookup& env, std::string_view step
     return required(env, job_name);
 }
 
-}  // namespace
-
-bool is_special_step(std::uint32_t step_id) {
-    return step_id >= kFirstSpecialStepId;
-}
-
-std::optional<std::uint32_t> read_step_id(const EnvLookup& env) {
-    for (const char* name : {"SLURM_STEP_ID", "SLURM_STEPID"}) {
-        if (auto v = env(name)) {
-            if (auto n = parse_decimal(*v, kMaxU32)) return static_cast<std::uint32_t>(*n);
-        }
-    }
-    return std::nullopt;
-}
-
-Result<StepFacts> read_step_facts(const EnvLookup& env) {
-    StepFacts f;
-    {
-        SDDP_TRY(v, required_number(env, "SLURM_JOB_ID", kMaxU32));
-        f.job_id = v;
-    }
-    {
-        SDDP_TRY(v, step_or_job_number(env, "SLURM_STEP_ID", "SLURM_STEPID", kMaxU32));
-        f.step_id = v;
-    }
-    {
-        SDDP_TRY(v, step_or_job_number(env, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", kMaxTasks));
-        f.ntasks = v;
-    }
-    {
-        // The node list is expanded up to this count: the README's cap of 2^20 hosts.
-        SDDP_TRY(
-            v, step_or_job_number(env, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", kMaxHostlistHosts));
-        f.nnodes = v;
-    }
-    {
-        SDDP_TRY(v, required_number(env, "SLURM_PROCID", kMaxTasks));
-        f.procid = v;
-    }
-    {
-        SDDP_TRY(v, required_number(env, "SLURM_LOCALID", kMaxTasks));
-        f.localid = v;
-    }
-    {
-        SDDP_TRY(v, required_number(env, "SLURM_NODEID", kMaxTasks));
-        f.nodeid = v;
-    }
+// The ids and counts of the task and its step, each checked against the others.
+Status read_counts(const EnvLookup& env, StepFacts& f) {
+    SDDP_TRY(job_id, required_number(env, "SLURM_JOB_ID", kMaxU32));
+    SDDP_TRY(step_id, step_or_job_number(env, "SLURM_STEP_ID", "SLURM_STEPID", kMaxU32));
+    SDDP_TRY(ntasks, step_or_job_number(env, "SLURM_STEP_NUM_TASKS", "SLURM_NTASKS", kMaxTasks));
+    // The node list is expanded up to this count: the README's cap of 2^20 hosts.
+    SDDP_TRY(nnodes,
+             step_or_job_number(env, "SLURM_STEP_NUM_NODES", "SLURM_NNODES", kMaxHostlistHosts));
+    SDDP_TRY(procid, required_number(env, "SLURM_PROCID", kMaxTasks));
+    SDDP_TRY(localid, required_number(env, "SLURM_LOCALID", kMaxTasks));
+    SDDP_TRY(nodeid, required_number(env, "SLURM_NODEID", kMaxTasks));
+    f.job_id = job_id;
+    f.step_id = step_id;
+    f.ntasks = ntasks;
+    f.nnodes = nnodes;
+    f.procid = procid;
+    f.localid = localid;
+    f.nodeid = nodeid;
     if (f.ntasks == 0) {
         return make_error(Errc::invalid_input,
                           "SLURM_STEP_NUM_TASKS=0: a step has at least one task" + what_to_do());
@@ -124,31 +95,35 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
                               " is not below the step's node count SLURM_STEP_NUM_NODES=" +
                               std::to_string(f.nnodes) + what_to_do());
     }
+    return ok_status();
+}
 
+// The step's nodes, as many as SLURM_STEP_NUM_NODES says.
+Status read_nodes(const EnvLookup& env, StepFacts& f) {
     SDDP_TRY(nodelist, step_or_job_text(env, "SLURM_STEP_NODELIST", "SLURM_NODELIST"));
-    {
-        auto nodes = expand_hostlist(nodelist, std::size_t{f.nnodes} + 1);
-        if (!nodes) {
-            return make_error(nodes.error().code, "SLURM_STEP_NODELIST: " + nodes.error().message);
-        }
-        f.nodes = std::move(*nodes);
+    auto nodes = expand_hostlist(nodelist, std::size_t{f.nnodes} + 1);
+    if (!nodes) {
+        return make_error(nodes.error().code, "SLURM_STEP_NODELIST: " + nodes.error().message);
     }
+    f.nodes = std::move(*nodes);
     if (f.nodes.size() != f.nnodes) {
         return make_error(Errc::invalid_input, "SLURM_STEP_NODELIST=" + quote_value(nodelist) +
                                                    " names " + std::to_string(f.nodes.size()) +
                                                    " node(s) but SLURM_STEP_NUM_NODES=" +
                                                    std::to_string(f.nnodes) + what_to_do());
     }
+    return ok_status();
+}
 
+// The tasks on each node, adding up to the step's, and this node's place among them.
+Status read_tasks_per_node(const EnvLookup& env, StepFacts& f) {
     SDDP_TRY(tpn, step_or_job_text(env, "SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE"));
-    {
-        auto counts = expand_task_counts(tpn, std::size_t{f.nnodes} + 1);
-        if (!counts) {
-            return make_error(counts.error().code,
-                              "SLURM_STEP_TASKS_PER_NODE: " + counts.error().message);
-        }
-        f.tasks_per_node = std::move(*counts);
+    auto counts = expand_task_counts(tpn, std::size_t{f.nnodes} + 1);
+    if (!counts) {
+        return make_error(counts.error().code,
+                          "SLURM_STEP_TASKS_PER_NODE: " + counts.error().message);
     }
+    f.tasks_per_node = std::move(*counts);
     if (f.tasks_per_node.size() != f.nnodes) {
         return make_error(Errc::invalid_input,
                           "SLURM_STEP_TASKS_PER_NODE=" + quote_value(tpn) + " gives counts for " +
@@ -180,7 +155,33 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
                               " (SLURM_STEP_TASKS_PER_NODE=" + quote_value(tpn) + ", node " +
                               quote_value(f.nodes[f.node_index]) + ")" + what_to_do());
     }
+    return ok_status();
+}
 
+// Every component's node list of a heterogeneous step, or none.
+Status read_het_components(const EnvLookup& env, StepFacts& f) {
+    const auto v = env("SLURM_HET_SIZE");
+    if (!v || v->empty()) return ok_status();
+    // Slurm caps components at MAX_HET_JOB_COMPONENTS (128).
+    SDDP_TRY(het_size, number("SLURM_HET_SIZE", *v, 128));
+    for (std::uint32_t i = 0; i < het_size; ++i) {
+        // salloc exports SLURM_NODELIST_HET_GROUP_<i>; sbatch only SLURM_JOB_NODELIST_...
+        const std::string suffix = "NODELIST_HET_GROUP_" + std::to_string(i);
+        auto list = env("SLURM_" + suffix);
+        if (!list || list->empty()) list = env("SLURM_JOB_" + suffix);
+        // Without every component's list the order cannot be rebuilt; rank 0's own check
+        // (launch_env) then refuses instead of guessing.
+        if (!list || list->empty()) {
+            f.het_component_nodelists.clear();
+            break;
+        }
+        f.het_component_nodelists.push_back(std::move(*list));
+    }
+    return ok_status();
+}
+
+// The optional facts: how tasks are spread, the host file, reserved ports, CPUs per task.
+Status read_layout_extras(const EnvLookup& env, StepFacts& f) {
     f.distribution = env("SLURM_DISTRIBUTION").value_or("");
     if (auto v = env("SLURM_HOSTFILE"); v && !v->empty()) f.hostfile = *v;
     if (auto v = env("SLURM_STEP_RESV_PORTS"); v && !v->empty()) f.resv_ports = *v;
@@ -188,27 +189,35 @@ Result<StepFacts> read_step_facts(const EnvLookup& env) {
         SDDP_TRY(plane, number("SLURM_DIST_PLANESIZE", *v, kMaxTasks));
         f.plane_size = plane;
     }
-    if (auto v = env("SLURM_HET_SIZE"); v && !v->empty()) {
-        // Slurm caps components at MAX_HET_JOB_COMPONENTS (128).
-        SDDP_TRY(het_size, number("SLURM_HET_SIZE", *v, 128));
-        for (std::uint32_t i = 0; i < het_size; ++i) {
-            // salloc exports SLURM_NODELIST_HET_GROUP_<i>; sbatch only SLURM_JOB_NODELIST_...
-            const std::string suffix = "NODELIST_HET_GROUP_" + std::to_string(i);
-            auto list = env("SLURM_" + suffix);
-            if (!list || list->empty()) list = env("SLURM_JOB_" + suffix);
-            // Without every component's list the order cannot be rebuilt; rank 0's own check
-            // (launch_env) then refuses instead of guessing.
-            if (!list || list->empty()) {
-                f.het_component_nodelists.clear();
-                break;
-            }
-            f.het_component_nodelists.push_back(std::move(*list));
-        }
-    }
+    SDDP_CHECK(read_het_components(env, f));
     if (auto v = env("SLURM_CPUS_PER_TASK"); v && !v->empty()) {
         SDDP_TRY(cpt, number("SLURM_CPUS_PER_TASK", *v, 1u << 20));
         f.cpus_per_task = cpt;
     }
+    return ok_status();
+}
+
+}  // namespace
+
+bool is_special_step(std::uint32_t step_id) {
+    return step_id >= kFirstSpecialStepId;
+}
+
+std::optional<std::uint32_t> read_step_id(const EnvLookup& env) {
+    for (const char* name : {"SLURM_STEP_ID", "SLURM_STEPID"}) {
+        if (auto v = env(name)) {
+            if (auto n = parse_decimal(*v, kMaxU32)) return static_cast<std::uint32_t>(*n);
+        }
+    }
+    return std::nullopt;
+}
+
+Result<StepFacts> read_step_facts(const EnvLookup& env) {
+    StepFacts f;
+    SDDP_CHECK(read_counts(env, f));
+    SDDP_CHECK(read_nodes(env, f));
+    SDDP_CHECK(read_tasks_per_node(env, f));
+    SDDP_CHECK(read_layout_extras(env, f));
     return f;
 }
 

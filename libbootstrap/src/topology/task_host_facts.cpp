@@ -3,7 +3,6 @@
 
 #include <utility>
 
-#include "core/net_hints.hpp"
 #include "os/host_files.hpp"
 #include "os/route_probe.hpp"
 #include "topology/device_access.hpp"
@@ -12,24 +11,28 @@
 namespace sddp {
 
 TaskHostFacts gather_task_host_facts(const EnvLookup& env, const StepFacts& facts,
-                                     const DdpOptions& opts, EnvLookup step_gpu_env,
-                                     std::string* note) {
+                                     EnvLookup step_gpu_env) {
     TaskHostFacts host;
     host.launch = gather_launch_context(env, facts);
     host.step_gpu_env = std::move(step_gpu_env);
-    if (needs_topology(opts)) host.topology = read_node_gpu_facts({}, note);
-    if (auto cpus = read_task_cpus()) host.task_cpus = std::move(*cpus);
-    if (opts.nccl_hints.value_or(false)) {
-        // The peer depends on MASTER_ADDR; a failing derivation is reported by derive_task_env.
-        if (auto launch = derive_launch_env(facts, opts, host.launch)) {
-            if (auto peer = net_hint_peer(facts, *launch)) {
-                std::string why;
-                host.gloo_ifname = interface_towards(*peer, &why);
-                if (!host.gloo_ifname) host.gloo_why_not = why;
-            }
-        }
-    }
     return host;
+}
+
+TaskLookups host_lookups() {
+    TaskLookups l;
+    l.topology = [](std::string* note) -> std::optional<GpuTopologyFacts> {
+        return read_node_gpu_facts({}, note);
+    };
+    l.task_cpus = []() -> std::optional<std::vector<int>> {
+        auto cpus = read_task_cpus();
+        if (!cpus) return std::nullopt;
+        return std::move(*cpus);
+    };
+    l.interface_towards = [](const std::string& peer, std::string* why) {
+        return interface_towards(peer, why);
+    };
+    l.port_bind_errno = [](std::uint16_t port) { return probe_port_bind(port); };
+    return l;
 }
 
 }  // namespace sddp
