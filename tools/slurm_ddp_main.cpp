@@ -9,6 +9,7 @@
 //   slurm-ddp check-options OPTS    validate a --ddp value; `--site ARGS...` for plugin args
 //   slurm-ddp options [--markdown|--names]
 //                                   the option table (what `srun --ddp=help` prints)
+//   slurm-ddp stacks JOBID[.STEPID]  the stack of every rank of a running step, grouped
 //   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
@@ -23,6 +24,7 @@
 #include "core/options_help.hpp"
 #include "core/task_counts.hpp"
 #include "env_command.hpp"
+#include "stacks_command.hpp"
 #include "version_report.hpp"
 
 namespace {
@@ -36,6 +38,7 @@ constexpr const char* kUsage =
     "       slurm-ddp options [--markdown|--names]   (the same table as srun --ddp=help)\n"
     "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
     "check)\n"
+    "       slurm-ddp stacks [--timeout=SECONDS] JOBID[.STEPID]   (every rank's stack, grouped)\n"
     "       slurm-ddp --version\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
@@ -118,6 +121,7 @@ int run(int argc, char** argv) {
     if (cmd == "check-options") return cmd_check_options(args);
     if (cmd == "options") return cmd_options(args);
     if (cmd == "check") return sddp::check::run_check_command(args);
+    if (cmd == "stacks") return sddp::stacks::run_stacks_command(args);
     return usage_error("unknown command '" + cmd + "'");
 }
 }  // namespace
