@@ -23,7 +23,7 @@ Result<StepTarget> parse_step_target(std::string_view text) {
     const auto step = dot == std::string_view::npos ? std::string_view() : text.substr(dot + 1);
     if (!all_digits(job) || (dot != std::string_view::npos && !all_digits(step))) {
         return make_error(Errc::invalid_input,
-                          "stacks: " + quote_value(text) +
+                          quote_value(text) +
                               " is not a job step; give JOBID or JOBID.STEPID, e.g. 1234 or "
                               "1234.0 (squeue -s lists the running steps)");
     }
@@ -82,7 +82,7 @@ Result<StepInfo> pick_step(const std::vector<StepInfo>& steps, const StepTarget&
     if (best) return *best;
     const std::string asked = target.job + (target.step ? "." + *target.step : std::string());
     return make_error(Errc::missing_input,
-                      "stacks: job " + asked + " has no running step to dump" +
+                      "job " + asked + " has no running step to dump" +
                           (others.empty() ? std::string(" (it is not running, or does not exist)")
                                           : " (it has " + others + ")") +
                           "; squeue -s lists the running steps");

@@ -34,8 +34,9 @@ cat >"$WORK/multi.conf" <<CONF
 4 $WORK/stacks_native
 CONF
 
-# The hung step, bounded by its own time limit should everything below fail.
-timeout 300 srun --ddp -J "$NAME" -t 4 -N2 -n5 --multi-prog "$WORK/multi.conf" \
+# The hung step, bounded by its own time limit should everything below fail. Cyclic: ranks 0, 2
+# and 4 on n1, 1 and 3 on n2, so the group of 0-1,3 spans both nodes.
+timeout 300 srun --ddp -J "$NAME" -t 4 -N2 -n5 -m cyclic --multi-prog "$WORK/multi.conf" \
     >"$WORK/step.out" 2>&1 &
 SRUN_PID=$!
 ready=0
@@ -57,7 +58,7 @@ JOB=$(squeue -h -n "$NAME" -o %i | head -1)
 t0=$(date +%s.%N)
 RC=0
 OUT=$(timeout 60 "$TOOL" stacks "$JOB.0" 2>"$WORK/err") || RC=$?
-SECS=$(echo "$(date +%s.%N) - $t0" | bc)
+SECS=$(printf '%.1f' "$(echo "$(date +%s.%N) - $t0" | bc)")
 ERR=$(cat "$WORK/err")
 echo "$OUT"
 [ -n "$ERR" ] && echo "stderr: $ERR"
@@ -86,11 +87,22 @@ expect_contains "stacks $JOB finds step 0" "$OUT2" "=== 3 processes: ranks 0-1,3
 # No native tool on the node: the native rank is named with what to install (the part that
 # runs on each node, run here: the nodes share this machine's process table).
 RC=0
-OUT3=$(env PATH=/nonexistent SLURMD_NODENAME=n2 "$TOOL" stacks --local "$JOB.0" --report 2>&1) || RC=$?
+OUT3=$(env PATH=/nonexistent SLURMD_NODENAME=n1 "$TOOL" stacks --local "$JOB.0" --report 2>&1) || RC=$?
 expect_eq "a node without eu-stack/gdb exits 1" "$RC" 1
-expect_contains "the missing tool is named" "$OUT3" "error: rank 4 (n2 pid"
+expect_contains "the missing tool is named" "$OUT3" "error: rank 4 (n1 pid"
 expect_contains "what to install" "$OUT3" "install elfutils (eu-stack) or gdb"
-expect_contains "rank 3 is still read by the py-spy beside its interpreter" "$OUT3" "rank 3 (n2 pid"
+expect_contains "rank 2 is still read by the py-spy beside its interpreter" "$OUT3" "stuck_here (stacks_hang.py:"
+
+# gdb where eu-stack is missing.
+if command -v gdb >/dev/null; then
+    mkdir "$WORK/gdb-only"
+    ln -s "$(command -v gdb)" "$WORK/gdb-only/gdb"
+    RC=0
+    OUT6=$(env PATH="$WORK/gdb-only" SLURMD_NODENAME=n1 "$TOOL" stacks --local "$JOB.0" --report --timeout=20 2>&1) || RC=$?
+    expect_eq "gdb reads the native rank" "$RC" 0
+    expect_contains "gdb is named for rank 4" "$OUT6" "=== 1 process: rank 4 (n1 pid"
+    expect_contains "gdb's frames for rank 4" "$(awk '/rank 4 /{on=1; next} /^=== /{on=0} on' <<<"$OUT6")" "native_wait_here (stacks_native.c:"
+fi
 
 scancel --name="$NAME"
 wait "$SRUN_PID" 2>/dev/null || true
