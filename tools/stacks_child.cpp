@@ -152,7 +152,8 @@ std::string find_on_path(const std::string& name) {
     std::size_t start = 0;
     for (;;) {
         const auto colon = p.find(':', start);
-        const auto dir = p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
+        const auto dir =
+            p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
         if (!dir.empty()) candidates.push_back(dir + "/" + name);
         if (colon == std::string::npos) break;
         start = colon + 1;

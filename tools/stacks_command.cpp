@@ -123,16 +123,16 @@ int run_stacks_command(const std::vector<std::string>& args) {
     if (!step) return error(step.error().message);
     auto nodes = expand_hostlist(step->nodelist);
     if (!nodes) {
-        return error("step " + step->job + "." + step->step + ": its node list: " +
-                     nodes.error().message);
+        return error("step " + step->job + "." + step->step +
+                     ": its node list: " + nodes.error().message);
     }
     const std::string n = std::to_string(nodes->size());
     const std::string step_name = step->job + "." + step->step;
     const long tool_s = std::max(3L, seconds_left(deadline) - kSrunOverhead);
     const ChildResult run = run_bounded(
-        {"srun", "--jobid=" + step->job, "--overlap", "--nodelist=" + step->nodelist, "-N", n,
-         "-n", n, "--ntasks-per-node=1", "--label", "--quiet", "--job-name=slurm-ddp-stacks",
-         self_path(), "stacks", "--local", step_name, "--timeout=" + std::to_string(tool_s)},
+        {"srun", "--jobid=" + step->job, "--overlap", "--nodelist=" + step->nodelist, "-N", n, "-n",
+         n, "--ntasks-per-node=1", "--label", "--quiet", "--job-name=slurm-ddp-stacks", self_path(),
+         "stacks", "--local", step_name, "--timeout=" + std::to_string(tool_s)},
         std::chrono::seconds(std::max(1L, seconds_left(deadline) - 1)), srun_environment());
     if (!run.started) return error("cannot run srun (" + run.error + ")");
 
@@ -140,14 +140,12 @@ int run_stacks_command(const std::vector<std::string>& args) {
     const auto groups = group_stacks(got.ranks);
     std::set<std::string> hosts;
     for (const auto& r : got.ranks) hosts.insert(r.host);
-    const double took =
-        std::chrono::duration<double>(Clock::now() - started).count();
+    const double took = std::chrono::duration<double>(Clock::now() - started).count();
     char took_text[32];
     std::snprintf(took_text, sizeof took_text, "%.1f", took);
     std::cout << "slurm-ddp stacks: step " << step_name << ": " << got.ranks.size()
               << " process(es) on " << compress_hostlist({hosts.begin(), hosts.end()}) << ", "
-              << groups.size() << " different stack(s), odd ones first (" << took_text
-              << " s)\n\n"
+              << groups.size() << " different stack(s), odd ones first (" << took_text << " s)\n\n"
               << format_groups(groups);
     std::cout.flush();
 

@@ -62,10 +62,11 @@ bool is_hex_address(std::string_view s) {
                        [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
-// "func (args) at /src/file.c:42" / "0x7f.. in func (args) from /lib/libc.so.6" -> "func (file.c:42)"
+// "func (args) at /src/file.c:42" / "0x7f.. in func (args) from /lib/libc.so.6" -> "func
+// (file.c:42)"
 std::string gdb_frame(std::string_view rest) {
-    if (const auto in = rest.find(" in "); in != std::string_view::npos &&
-                                           is_hex_address(rest.substr(0, in))) {
+    if (const auto in = rest.find(" in ");
+        in != std::string_view::npos && is_hex_address(rest.substr(0, in))) {
         rest = trim(rest.substr(in + 4));
     }
     std::string where;

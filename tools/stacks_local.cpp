@@ -124,9 +124,8 @@ std::vector<std::string> rank_lines(const std::vector<RankStack>& ranks) {
     std::vector<std::string> out;
     for (const auto& r : ranks) {
         if (r.error.empty()) continue;
-        out.push_back((r.rank ? "rank " + std::to_string(*r.rank) : std::string("process")) +
-                      " (" + r.host + " pid " + std::to_string(r.pid) + " " + r.comm +
-                      "): " + r.error);
+        out.push_back((r.rank ? "rank " + std::to_string(*r.rank) : std::string("process")) + " (" +
+                      r.host + " pid " + std::to_string(r.pid) + " " + r.comm + "): " + r.error);
     }
     return out;
 }
@@ -162,7 +161,8 @@ LocalResult read_local_stacks(const std::string& job, const std::string& step,
         r.pid = t.pid;
         r.comm = t.comm;
         ToolsFound found{"", gdb, eu_stack};
-        if (t.python) found.pyspy = first_executable(pyspy_candidates(our_pyspy, *t.facts, our_path));
+        if (t.python)
+            found.pyspy = first_executable(pyspy_candidates(our_pyspy, *t.facts, our_path));
         auto choice = choose_tool(t.python, found);
         if (!choice) {
             r.error = choice.error().message;

@@ -144,8 +144,8 @@ std::string describe_members(const std::vector<const RankStack*>& members) {
         if (m->rank) {
             ranks.push_back(static_cast<int>(*m->rank));
         } else {
-            others += (others.empty() ? "" : ", ") + std::string("pid ") +
-                      std::to_string(m->pid) + (m->comm.empty() ? "" : " (" + m->comm + ")");
+            others += (others.empty() ? "" : ", ") + std::string("pid ") + std::to_string(m->pid) +
+                      (m->comm.empty() ? "" : " (" + m->comm + ")");
         }
     }
     std::sort(ranks.begin(), ranks.end());

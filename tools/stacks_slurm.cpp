@@ -10,9 +10,9 @@ namespace sddp::stacks {
 namespace {
 
 bool all_digits(std::string_view s) {
-    return !s.empty() && s.size() <= 18 &&
-           std::all_of(s.begin(), s.end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+    return !s.empty() && s.size() <= 18 && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
 }
 
 }  // namespace

@@ -25,9 +25,9 @@ std::optional<long> number_of(const std::optional<std::string>& v) {
 
 // Programs that only run another: their stack says nothing about the rank.
 bool is_wrapper(const std::string& comm) {
-    static const std::set<std::string> kWrappers{
-        "sh",    "bash",  "dash", "zsh",     "ksh",     "timeout", "env",
-        "stdbuf", "nice", "nohup", "numactl", "taskset", "time",   "setsid"};
+    static const std::set<std::string> kWrappers{"sh",      "bash",    "dash",   "zsh",   "ksh",
+                                                 "timeout", "env",     "stdbuf", "nice",  "nohup",
+                                                 "numactl", "taskset", "time",   "setsid"};
     return kWrappers.count(comm) != 0;
 }
 
@@ -41,8 +41,8 @@ void add_path_dirs(const std::optional<std::string>& path, std::vector<std::stri
     std::size_t start = 0;
     while (start <= path->size()) {
         const auto colon = path->find(':', start);
-        const auto dir = path->substr(start, colon == std::string::npos ? std::string::npos
-                                                                        : colon - start);
+        const auto dir =
+            path->substr(start, colon == std::string::npos ? std::string::npos : colon - start);
         if (!dir.empty() && dir.front() == '/') out.push_back(dir + "/py-spy");
         if (colon == std::string::npos) break;
         start = colon + 1;
@@ -64,8 +64,8 @@ std::vector<StackTarget> select_step_processes(const std::vector<ProcessFacts>& 
     std::vector<const ProcessFacts*> in_step;
     for (const auto& p : all) {
         if (env_of(p, "SLURM_JOB_ID") != job) continue;
-        const auto s = env_of(p, "SLURM_STEP_ID") ? env_of(p, "SLURM_STEP_ID")
-                                                  : env_of(p, "SLURM_STEPID");
+        const auto s =
+            env_of(p, "SLURM_STEP_ID") ? env_of(p, "SLURM_STEP_ID") : env_of(p, "SLURM_STEPID");
         if (s != step) continue;
         const auto n = env_of(p, "SLURMD_NODENAME");
         if (n && *n != node) continue;
@@ -107,7 +107,8 @@ std::vector<StackTarget> select_step_processes(const std::vector<ProcessFacts>& 
         out.push_back(StackTarget{p->pid, rank, p->comm, p->python, p});
     }
     std::sort(out.begin(), out.end(), [](const StackTarget& a, const StackTarget& b) {
-        return std::make_pair(a.rank.value_or(-1), a.pid) < std::make_pair(b.rank.value_or(-1), b.pid);
+        return std::make_pair(a.rank.value_or(-1), a.pid) <
+               std::make_pair(b.rank.value_or(-1), b.pid);
     });
     return out;
 }
@@ -148,7 +149,10 @@ std::vector<std::string> tool_command(const ToolChoice& choice, int pid) {
     const std::string p = std::to_string(pid);
     if (choice.tool == "py-spy") return {choice.path, "dump", "--pid", p};
     if (choice.tool == "gdb") {
-        return {choice.path, "-p",  p, "-batch", "-nx", "-q", "-ex", "set pagination off",
+        return {choice.path, "-p",
+                p,           "-batch",
+                "-nx",       "-q",
+                "-ex",       "set pagination off",
                 "-ex",       "thread apply all bt"};
     }
     return {choice.path, "-p", p};

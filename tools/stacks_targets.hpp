@@ -16,9 +16,9 @@ namespace sddp::stacks {
 struct ProcessFacts {
     int pid = 0;
     int ppid = 0;
-    std::string comm;              // /proc/PID/comm
-    std::string argv0;             // first word of /proc/PID/cmdline
-    bool python = false;           // a CPython interpreter (its executable or libpython mapped)
+    std::string comm;     // /proc/PID/comm
+    std::string argv0;    // first word of /proc/PID/cmdline
+    bool python = false;  // a CPython interpreter (its executable or libpython mapped)
     std::map<std::string, std::string> env;
 };
 

@@ -59,10 +59,10 @@ constexpr const char* kEuStack =
     "    ../sysdeps/unix/sysv/linux/pause.c:29:10\n";
 
 TEST(StacksFrames, PyspyKeepsThreadNamesAndFramesNotIdsOrStates) {
-    EXPECT_EQ(parse_pyspy_dump(kPyspy),
-              (Lines{"thread \"MainThread\"", "    stuck_here (stk_t.py:3)", "    outer (stk_t.py:5)",
-                     "    <module> (stk_t.py:6)", "thread \"pt_elastic\"",
-                     "    run (threading.py:10)"}));
+    EXPECT_EQ(
+        parse_pyspy_dump(kPyspy),
+        (Lines{"thread \"MainThread\"", "    stuck_here (stk_t.py:3)", "    outer (stk_t.py:5)",
+               "    <module> (stk_t.py:6)", "thread \"pt_elastic\"", "    run (threading.py:10)"}));
 }
 
 TEST(StacksFrames, GdbDropsAddressesAndArgumentsAndPutsThreadOneFirst) {
@@ -109,8 +109,8 @@ TEST(StacksFrames, RefusedPtraceNamesTheScopeAndTheFix) {
 TEST(StacksFrames, TimeoutAndOtherFailuresSayWhat) {
     EXPECT_NE(describe_tool_failure("py-spy", -1, "", "0", 20).find("did not finish within 20 s"),
               std::string::npos);
-    const auto m = describe_tool_failure("py-spy", 1, "\nError: Failed to find python version\n",
-                                         "0", 20);
+    const auto m =
+        describe_tool_failure("py-spy", 1, "\nError: Failed to find python version\n", "0", 20);
     EXPECT_NE(m.find("py-spy failed (exit status 1): Error: Failed to find python version"),
               std::string::npos)
         << m;
@@ -137,8 +137,9 @@ std::vector<long> ranks_of(const std::vector<StackTarget>& t) {
 
 TEST(StacksTargets, PlainTasksOfTheStepOnThisNodeOnly) {
     const std::vector<ProcessFacts> all{
-        proc(10, 1, "python3", "1", "1"),          proc(11, 1, "python3", "0", "0"),
-        proc(12, 1, "python3", "2", "2", "n2"),    // another node sharing the process table
+        proc(10, 1, "python3", "1", "1"),
+        proc(11, 1, "python3", "0", "0"),
+        proc(12, 1, "python3", "2", "2", "n2"),       // another node sharing the process table
         proc(13, 1, "python3", "0", "0", "n1", "1"),  // another step of the job
         proc(14, 1, "slurm-ddp", "", "0", "n1", "7"),
     };
@@ -149,13 +150,13 @@ TEST(StacksTargets, PlainTasksOfTheStepOnThisNodeOnly) {
 
 TEST(StacksTargets, WrappersLaunchersAndWorkersAreNotRanks) {
     const std::vector<ProcessFacts> all{
-        proc(20, 1, "bash", "3", "3"),            // `bash -c "python x.py"` task
-        proc(21, 20, "python3", "3", "3"),        // rank 3
+        proc(20, 1, "bash", "3", "3"),             // `bash -c "python x.py"` task
+        proc(21, 20, "python3", "3", "3"),         // rank 3
         proc(22, 21, "pt_data_worker", "3", "3"),  // its data loader worker
-        proc(30, 1, "torchrun", "", "4"),         // --ddp=launcher: one task, four workers
+        proc(30, 1, "torchrun", "", "4"),          // --ddp=launcher: one task, four workers
         proc(31, 30, "python3", "4", "4"),
         proc(32, 30, "python3", "5", "4"),
-        proc(40, 1, "c_minimal", "", "6"),        // no RANK at all: SLURM_PROCID
+        proc(40, 1, "c_minimal", "", "6"),  // no RANK at all: SLURM_PROCID
     };
     const auto t = select_step_processes(all, "42", "0", "n1");
     EXPECT_EQ(ranks_of(t), (std::vector<long>{3, 4, 5, 6}));
@@ -188,9 +189,9 @@ TEST(StacksTargets, ToolChoice) {
     ASSERT_FALSE(none);
     EXPECT_EQ(none.error().code, Errc::unsupported);
     EXPECT_NE(none.error().message.find("install elfutils (eu-stack) or gdb"), std::string::npos);
-    EXPECT_NE(choose_tool(true, {}).error().message.find("pip install py-spy"),
-              std::string::npos);
-    EXPECT_EQ(tool_command({"py-spy", "/v/py-spy", ""}, 7), (Lines{"/v/py-spy", "dump", "--pid", "7"}));
+    EXPECT_NE(choose_tool(true, {}).error().message.find("pip install py-spy"), std::string::npos);
+    EXPECT_EQ(tool_command({"py-spy", "/v/py-spy", ""}, 7),
+              (Lines{"/v/py-spy", "dump", "--pid", "7"}));
     EXPECT_EQ(tool_command({"gdb", "/usr/bin/gdb", ""}, 7).back(), "thread apply all bt");
 }
 
@@ -236,11 +237,12 @@ RankStack stack(long rank, const std::string& host, Lines frames, const std::str
 }
 
 TEST(StacksReport, RecordsSurviveSrunLabelsAndInterleaving) {
-    const auto a = encode_records("n1", {stack(0, "n1", {"thread", "    f (a.py:1)"}),
-                                         stack(2, "n1", {}, "cannot attach with py-spy: x")},
+    const auto a = encode_records("n1",
+                                  {stack(0, "n1", {"thread", "    f (a.py:1)"}),
+                                   stack(2, "n1", {}, "cannot attach with py-spy: x")},
                                   {});
-    const auto b = encode_records("n2", {stack(1, "n2", {"thread", "    f (a.py:1)"})},
-                                  {"something odd"});
+    const auto b =
+        encode_records("n2", {stack(1, "n2", {"thread", "    f (a.py:1)"})}, {"something odd"});
     // srun --label prefixes each line; lines of two nodes interleave.
     std::string mixed;
     std::size_t ia = 0;
@@ -267,8 +269,10 @@ TEST(StacksReport, RecordsSurviveSrunLabelsAndInterleaving) {
 TEST(StacksReport, OddOnesFirstWithRankRanges) {
     const Lines barrier{"thread \"MainThread\"", "    barrier (c10d.py:9)", "    main (t.py:5)"};
     const Lines stuck{"thread \"MainThread\"", "    stuck_here (t.py:2)", "    main (t.py:6)"};
-    std::vector<RankStack> ranks{stack(0, "n1", barrier), stack(1, "n1", barrier),
-                                 stack(2, "n1", stuck),   stack(3, "n2", barrier),
+    std::vector<RankStack> ranks{stack(0, "n1", barrier),
+                                 stack(1, "n1", barrier),
+                                 stack(2, "n1", stuck),
+                                 stack(3, "n2", barrier),
                                  stack(4, "n2", {"thread", "    native_wait_here"}),
                                  stack(5, "n2", barrier, "gone")};
     ranks[4].tool = "eu-stack";
