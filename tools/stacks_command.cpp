@@ -129,11 +129,12 @@ int run_stacks_command(const std::vector<std::string>& args) {
     const std::string n = std::to_string(nodes->size());
     const std::string step_name = step->job + "." + step->step;
     const long tool_s = std::max(3L, seconds_left(deadline) - kSrunOverhead);
+    // srun's own stop at its bound may take 2 s more (run_bounded): 3 s are kept for it.
     const ChildResult run = run_bounded(
         {"srun", "--jobid=" + step->job, "--overlap", "--nodelist=" + step->nodelist, "-N", n, "-n",
          n, "--ntasks-per-node=1", "--label", "--quiet", "--job-name=slurm-ddp-stacks", self_path(),
          "stacks", "--local", step_name, "--timeout=" + std::to_string(tool_s)},
-        std::chrono::seconds(std::max(1L, seconds_left(deadline) - 1)), srun_environment());
+        std::chrono::seconds(std::max(1L, seconds_left(deadline) - 3)), srun_environment());
     if (!run.started) return error("cannot run srun (" + run.error + ")");
 
     const Collected got = decode_records(run.out);

@@ -108,6 +108,45 @@ scancel --name="$NAME"
 wait "$SRUN_PID" 2>/dev/null || true
 SRUN_PID=
 
+# --ddp=debug: a library rendezvous that times out leaves its node's stacks in the step's debug
+# directory. Rank 0 (c_minimal, the library) waits for rank 1, a native program that never joins.
+C_MINIMAL="$SDDP_BUILD_DIR/examples/c_minimal/c_minimal"
+if [ -x "$C_MINIMAL" ]; then
+    cat >"$WORK/debug.conf" <<CONF
+0 $C_MINIMAL
+1 $WORK/stacks_native
+CONF
+    DNAME="$NAME-debug"
+    t0=$(date +%s)
+    SLURM_DDP_CHECK_TOOL="$TOOL" timeout 120 srun --ddp=debug="$WORK/dbg",timeout=4 -J "$DNAME" \
+        -t 2 -N1 -n2 -w n1 --multi-prog "$WORK/debug.conf" >"$WORK/debug.out" 2>&1 &
+    SRUN_PID=$!
+    file=
+    for _ in $(seq 1 60); do
+        file=$(ls "$WORK"/dbg/*/stacks.n1.txt 2>/dev/null | head -1 || true)
+        [ -n "$file" ] && grep -q 'timed out' "$WORK/debug.out" && break
+        sleep 0.5
+    done
+    secs=$(($(date +%s) - t0))
+    scancel --name="$DNAME" 2>/dev/null || true
+    wait "$SRUN_PID" 2>/dev/null || true
+    SRUN_PID=
+    if [ -z "$file" ]; then
+        fail "no stacks.n1.txt in the debug directory after the rendezvous timeout:"
+        cat "$WORK/debug.out"
+        ls -lR "$WORK/dbg" 2>/dev/null || true
+    else
+        cat "$file"
+        report=$(cat "$file")
+        expect_contains "the debug directory holds rank 1's native stack" "$report" "native_wait_here"
+        expect_contains "rank 1 is named" "$report" "rank 1 (n1 pid"
+        expect_contains "rank 0 failed with its timeout" "$(cat "$WORK/debug.out")" "timed out"
+        if [ "$secs" -le 20 ]; then pass "timeout + stacks within ${secs}s"; else fail "timeout + stacks took ${secs}s"; fi
+    fi
+else
+    echo "note: $C_MINIMAL not built: the --ddp=debug stacks are not checked"
+fi
+
 # A job that does not exist, and a malformed argument.
 RC=0
 OUT4=$(timeout 30 "$TOOL" stacks 99999999 2>&1) || RC=$?

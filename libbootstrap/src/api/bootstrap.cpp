@@ -3,6 +3,7 @@
 
 #include <mutex>
 
+#include "api/debug_stacks.hpp"
 #include "api/host_facts.hpp"
 #include "api/last_error.hpp"
 #include "api/master_precheck.hpp"
@@ -176,7 +177,10 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
             return fail_step(*h, Phase::rendezvous, "rendezvous", st.error());
         }
         auto t = select_transport(s.transport, cfg, env);
-        if (!t) return fail_step(*h, Phase::rendezvous, "rendezvous", t.error());
+        if (!t) {
+            if (t.error().code == Errc::timeout) write_debug_stacks(env, h->host);
+            return fail_step(*h, Phase::rendezvous, "rendezvous", t.error());
+        }
         h->transport = std::move(*t);
     }
     h->transport_name = std::string(h->transport->name());
@@ -214,6 +218,7 @@ int bootstrap(const Settings& s, const EnvLookup& env, std::unique_ptr<sddp_hand
 
     auto outcome = run_preflight(*h->transport, mine, needs_layout(*h));
     if (!outcome) {
+        if (outcome.error().code == Errc::timeout) write_debug_stacks(env, h->host);
         return fail_step(*h, Phase::rendezvous, "preflight exchange (" + h->transport_name + ")",
                          outcome.error());
     }
