@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 extern char** environ;
 
@@ -73,9 +74,11 @@ ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milli
     posix_spawnattr_setsigmask(&attr, &none);
 
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
     envp.push_back(nullptr);
     pid_t pid = -1;
@@ -154,7 +157,12 @@ std::string find_on_path(const std::string& name) {
         const auto colon = p.find(':', start);
         const auto dir =
             p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (!dir.empty()) candidates.push_back(dir + "/" + name);
+        if (!dir.empty()) {
+            std::string candidate = dir;
+            candidate += '/';
+            candidate += name;
+            candidates.push_back(std::move(candidate));
+        }
         if (colon == std::string::npos) break;
         start = colon + 1;
     }

@@ -92,7 +92,7 @@ int run_stacks_command(const std::vector<std::string>& args) {
         } else if (a == "-h" || a == "--help") {
             std::cout << kUsage;
             return 0;
-        } else if (target_text.empty() && a.rfind("-", 0) != 0) {
+        } else if (target_text.empty() && a.rfind('-', 0) != 0) {
             target_text = a;
         } else {
             std::cerr << "slurm-ddp stacks: unexpected argument '" << a << "'\n" << kUsage;
@@ -143,7 +143,7 @@ int run_stacks_command(const std::vector<std::string>& args) {
     for (const auto& r : got.ranks) hosts.insert(r.host);
     const double took = std::chrono::duration<double>(Clock::now() - started).count();
     char took_text[32];
-    std::snprintf(took_text, sizeof took_text, "%.1f", took);
+    (void)std::snprintf(took_text, sizeof took_text, "%.1f", took);
     std::cout << "slurm-ddp stacks: step " << step_name << ": " << got.ranks.size()
               << " process(es) on " << compress_hostlist({hosts.begin(), hosts.end()}) << ", "
               << groups.size() << " different stack(s), odd ones first (" << took_text << " s)\n\n"
