@@ -195,7 +195,7 @@ std::string describe_tool_failure(std::string_view tool, int exit_status, std::s
     for (const auto l : lines_of(output)) {
         if (!trim(l).empty()) last = std::string(trim(l));
     }
-    if (last.size() > 300) last = last.substr(0, 300) + "...";
+    if (last.size() > 300) last.replace(300, std::string::npos, "...");
     return name + " failed (exit status " + std::to_string(exit_status) + ")" +
            (last.empty() ? std::string() : ": " + last);
 }
