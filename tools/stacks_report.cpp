@@ -122,6 +122,7 @@ std::vector<StackGroup> group_stacks(const std::vector<RankStack>& ranks) {
         by_frames[r.frames].members.push_back(&r);
     }
     std::vector<StackGroup> out;
+    out.reserve(by_frames.size());
     for (auto& [frames, g] : by_frames) out.push_back(std::move(g));
     const auto first = [](const StackGroup& g) {
         long low = -1;
