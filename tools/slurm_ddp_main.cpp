@@ -12,6 +12,7 @@
 //   slurm-ddp run [--restarts=N] -N COUNT [srun options] -- program ...
 //                                   run the program as an srun --ddp step of this allocation,
 //                                   again on the remaining nodes after a failure
+//   slurm-ddp stacks JOBID[.STEPID]  the stack of every rank of a running step, grouped
 //   slurm-ddp --version             library version, the Slurm it was built for, NCCL
 //
 // Exit codes: 0 success, 1 bad input (message on stderr), 2 usage error.
@@ -27,6 +28,7 @@
 #include "core/task_counts.hpp"
 #include "env_command.hpp"
 #include "run_command.hpp"
+#include "stacks_command.hpp"
 #include "version_report.hpp"
 
 namespace {
@@ -41,6 +43,7 @@ constexpr const char* kUsage =
     "       slurm-ddp check [--json] [--nccl] [--timeout=SECONDS]   (as srun --ddp slurm-ddp "
     "check)\n"
     "       slurm-ddp run [--restarts=N] -N COUNT [srun options] -- program [args...]\n"
+    "       slurm-ddp stacks [--timeout=SECONDS] JOBID[.STEPID]   (every rank's stack, grouped)\n"
     "       slurm-ddp --version\n"
     "Expands Slurm host lists and shows the DDP environment that `srun --ddp` gives a task.\n";
 
@@ -124,6 +127,7 @@ int run(int argc, char** argv) {
     if (cmd == "options") return cmd_options(args);
     if (cmd == "check") return sddp::check::run_check_command(args);
     if (cmd == "run") return sddp::cli::run_run_command(args);
+    if (cmd == "stacks") return sddp::stacks::run_stacks_command(args);
     return usage_error("unknown command '" + cmd + "'");
 }
 }  // namespace

@@ -32,6 +32,8 @@ packages=(
   libmunge-dev libjson-c-dev liblz4-dev
   # rpmbuild, to build and check the RPM (packaging/rpm/slurm-ddp.spec) on Debian.
   rpm
+  # Native stacks of a hung step's ranks (slurm-ddp stacks): eu-stack, else gdb.
+  elfutils gdb
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
   # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests.

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "core/contract.hpp"
 #include "core/debug_env.hpp"
 #include "core/framework_env.hpp"
 #include "core/launch_env.hpp"
@@ -314,6 +315,7 @@ TEST(DebugEnv, OneDirectoryPerStep) {
     EXPECT_EQ(m["TORCH_NCCL_DUMP_ON_TIMEOUT"], "1");
     EXPECT_EQ(m["TORCH_NCCL_DEBUG_INFO_TEMP_FILE"],
               "/home/u/run/slurm-ddp-debug/1234.3/nccl_trace_rank_");
+    EXPECT_EQ(m[contract::kDebugDirVar], "/home/u/run/slurm-ddp-debug/1234.3");
     for (const auto& v : d->vars) EXPECT_TRUE(v.keep_existing) << v.name;
 
     auto abs = derive_debug_env(opts_of("debug=/scratch/x/"), f, std::nullopt, std::nullopt);

@@ -5,6 +5,7 @@
 
 #include <mutex>
 
+#include "api/debug_stacks.hpp"
 #include "api/last_error.hpp"
 #include "api/master_precheck.hpp"
 #include "core/contract.hpp"
@@ -172,7 +173,10 @@ int open_transport(sddp_handle& h, const Settings& s, const EnvLookup& env) {
             return fail_step(h, Phase::rendezvous, "rendezvous", st.error());
         }
         auto t = select_transport(s.transport, cfg, env);
-        if (!t) return fail_step(h, Phase::rendezvous, "rendezvous", t.error());
+        if (!t) {
+            if (t.error().code == Errc::timeout) write_debug_stacks(env, h.host);
+            return fail_step(h, Phase::rendezvous, "rendezvous", t.error());
+        }
         h.transport = std::move(*t);
     }
     h.transport_name = std::string(h.transport->name());
@@ -219,6 +223,7 @@ int exchange_preflight(sddp_handle& h, const Settings& s, const EnvLookup& env) 
     }
     auto outcome = run_preflight(*h.transport, mine, needs_layout(h));
     if (!outcome) {
+        if (outcome.error().code == Errc::timeout) write_debug_stacks(env, h.host);
         return fail_step(h, Phase::rendezvous, "preflight exchange (" + h.transport_name + ")",
                          outcome.error());
     }

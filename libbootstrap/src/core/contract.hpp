@@ -44,6 +44,12 @@ inline constexpr const char* kPmixLibraryVar = "SLURM_DDP_PMIX_LIBRARY";
 inline constexpr const char* kNcclLibraryVar = "SLURM_DDP_NCCL_LIBRARY";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
+// Path of the py-spy that `slurm-ddp stacks` uses for Python ranks (else found beside the
+// rank's interpreter or on PATH).
+inline constexpr const char* kPyspyVar = "SLURM_DDP_PYSPY";
+// --ddp=debug: the step's debug directory, where the library writes the stacks of its node's
+// tasks when its rendezvous times out.
+inline constexpr const char* kDebugDirVar = "SLURM_DDP_DEBUG_DIR";
 // Fanout k of the TCP rendezvous tree among node leaders (2..4096, default kTreeFanoutDefault):
 // rank 0's node leads, node n's leader joins node (n-1)/k's. Every rank of a step must agree.
 inline constexpr const char* kTreeFanoutVar = "SLURM_DDP_TREE_FANOUT";

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/debug_env.hpp"
 
+#include "core/contract.hpp"
 #include "core/numbers.hpp"
 
 namespace sddp {
@@ -11,7 +12,8 @@ const std::vector<std::string>& debug_variable_names() {
                                                  "TORCH_DISTRIBUTED_DEBUG",
                                                  "TORCH_NCCL_TRACE_BUFFER_SIZE",
                                                  "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                                                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"};
+                                                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+                                                 contract::kDebugDirVar};
     return kNames;
 }
 
@@ -51,6 +53,7 @@ Result<DebugEnv> derive_debug_env(const DdpOptions& opts, const StepFacts& f,
     keep("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
     keep("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
     keep("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + "/nccl_trace_rank_");
+    keep(contract::kDebugDirVar, dir);
     return out;
 }
 

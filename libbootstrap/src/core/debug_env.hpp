@@ -9,6 +9,8 @@
 //   TORCH_NCCL_TRACE_BUFFER_SIZE=2000     ProcessGroupNCCL's flight recorder (0 disables it)
 //   TORCH_NCCL_DUMP_ON_TIMEOUT=1          dump it when a collective times out
 //   TORCH_NCCL_DEBUG_INFO_TEMP_FILE       where the dumps go (torch appends the rank)
+//   SLURM_DDP_DEBUG_DIR                   the directory: libbootstrap writes stacks.<host>.txt
+//                                         there when its rendezvous times out
 // Every variable keeps a value the user exported.
 #pragma once
 

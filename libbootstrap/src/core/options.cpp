@@ -32,12 +32,13 @@ constexpr std::array<std::string_view, 1> kNprocVars{"PET_NPROC_PER_NODE"};
 constexpr std::array<std::string_view, 3> kElasticVars{
     "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"};
 constexpr std::array<std::string_view, 1> kRankVars{"RANK"};
-constexpr std::array<std::string_view, 6> kDebugVars{"NCCL_DEBUG",
+constexpr std::array<std::string_view, 7> kDebugVars{"NCCL_DEBUG",
                                                      "NCCL_DEBUG_FILE",
                                                      "TORCH_DISTRIBUTED_DEBUG",
                                                      "TORCH_NCCL_TRACE_BUFFER_SIZE",
                                                      "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                                                     "TORCH_NCCL_DEBUG_INFO_TEMP_FILE"};
+                                                     "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+                                                     contract::kDebugDirVar};
 constexpr std::array<std::string_view, 4> kJaxVars{"JAX_COORDINATOR_ADDRESS", "JAX_NUM_PROCESSES",
                                                    "JAX_PROCESS_ID", "JAX_LOCAL_DEVICE_IDS"};
 constexpr std::array<std::string_view, 1> kTfVars{"TF_CONFIG"};
