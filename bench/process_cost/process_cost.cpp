@@ -79,7 +79,7 @@ std::uint16_t free_port() {
 // wildcard address): asking by connecting would itself be a peer the server has to turn away.
 bool listening(std::uint16_t port) {
     char want[8];
-    std::snprintf(want, sizeof want, ":%04X", port);
+    (void)std::snprintf(want, sizeof want, ":%04X", port);
     for (const char* file : {"/proc/net/tcp", "/proc/net/tcp6"}) {
         std::ifstream f(file);
         std::string line;
@@ -104,13 +104,14 @@ void serve_ours(std::uint16_t port, const std::string& secret) {
     c.timeout = std::chrono::seconds(kClientTimeoutS);
     auto t = sddp::make_tcp_transport(c);
     if (!t.ok()) {
-        std::fprintf(stderr, "process_cost: server: %s\n", t.error().message.c_str());
+        (void)std::fprintf(stderr, "process_cost: server: %s\n", t.error().message.c_str());
         std::_Exit(1);
     }
     sddp::Bytes id(kIdBytes);
     for (std::size_t i = 0; i < kIdBytes; ++i) id[i] = id_byte(i);
     if (auto s = (*t)->broadcast(id, 0); !s.ok()) {
-        std::fprintf(stderr, "process_cost: server broadcast: %s\n", s.error().message.c_str());
+        (void)std::fprintf(stderr, "process_cost: server broadcast: %s\n",
+                           s.error().message.c_str());
         std::_Exit(1);
     }
     std::_Exit(0);
@@ -156,7 +157,8 @@ bool run_once(Client& cl, const std::string& wrap) {
     const double deadline = now_s() + kListenWaitS;
     while (!listening(port)) {
         if (now_s() > deadline) {
-            std::fprintf(stderr, "process_cost: %s: server never listened\n", cl.name.c_str());
+            (void)std::fprintf(stderr, "process_cost: %s: server never listened\n",
+                               cl.name.c_str());
             ::kill(server, SIGKILL);
             ::waitpid(server, nullptr, 0);
             return false;
@@ -178,6 +180,7 @@ bool run_once(Client& cl, const std::string& wrap) {
     }
     args.push_back(cl.path);
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     std::vector<std::string> env_keep;
@@ -186,6 +189,7 @@ bool run_once(Client& cl, const std::string& wrap) {
     env_keep.push_back(env_secret);
     env_keep.push_back(env_spawn);
     std::vector<char*> envp;
+    envp.reserve(env_keep.size() + 1);
     for (auto& e : env_keep) envp.push_back(e.data());
     envp.push_back(nullptr);
     posix_spawn_file_actions_t fa;
@@ -202,7 +206,7 @@ bool run_once(Client& cl, const std::string& wrap) {
         for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) report.append(buf, n);
         ::waitpid(client, nullptr, 0);
     } else {
-        std::fprintf(stderr, "process_cost: spawn %s: %s\n", argv[0], std::strerror(rc));
+        (void)std::fprintf(stderr, "process_cost: spawn %s: %s\n", argv[0], std::strerror(rc));
         ::kill(server, SIGKILL);
     }
     ::close(out[0]);
@@ -210,13 +214,13 @@ bool run_once(Client& cl, const std::string& wrap) {
     ::waitpid(server, &st, 0);
     double cpu = 0, wall = 0;
     if (rc != 0 || std::sscanf(report.c_str(), "cpu_ms=%lf wall_ms=%lf", &cpu, &wall) != 2) {
-        std::fprintf(stderr, "process_cost: %s: no report (got '%s')\n", cl.name.c_str(),
-                     report.c_str());
+        (void)std::fprintf(stderr, "process_cost: %s: no report (got '%s')\n", cl.name.c_str(),
+                           report.c_str());
         return false;
     }
     cl.cpu.push_back(cpu);
     cl.wall.push_back(wall);
-    std::printf("REP name=%s cpu_ms=%.4f wall_ms=%.4f\n", cl.name.c_str(), cpu, wall);
+    (void)std::printf("REP name=%s cpu_ms=%.4f wall_ms=%.4f\n", cl.name.c_str(), cpu, wall);
     return true;
 }
 
@@ -242,27 +246,27 @@ int main(int argc, char** argv) {
             Client c{
                 a.substr(0, eq), a.substr(eq + 1, colon - eq - 1), a.substr(colon + 1), {}, {}};
             if (c.kind != "ours" && c.kind != "floor") {
-                std::fprintf(stderr, "process_cost: kind '%s' of %s: use ours or floor\n",
-                             c.kind.c_str(), c.name.c_str());
+                (void)std::fprintf(stderr, "process_cost: kind '%s' of %s: use ours or floor\n",
+                                   c.kind.c_str(), c.name.c_str());
                 return 2;
             }
             clients.push_back(c);
         } else {
-            std::fprintf(stderr, "usage: %s [--reps N] [--wrap CMD] name=ours|floor:path ...\n",
-                         argv[0]);
+            (void)std::fprintf(
+                stderr, "usage: %s [--reps N] [--wrap CMD] name=ours|floor:path ...\n", argv[0]);
             return 2;
         }
     }
     if (clients.empty() || reps < 1) {
-        std::fprintf(stderr, "process_cost: give at least one client and --reps >= 1\n");
+        (void)std::fprintf(stderr, "process_cost: give at least one client and --reps >= 1\n");
         return 2;
     }
-    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    (void)std::setvbuf(stdout, nullptr, _IOLBF, 0);
     bool ok = true;
     for (int r = 0; r < reps; ++r)
         for (Client& c : clients) ok = run_once(c, wrap) && ok;
     for (const Client& c : clients) {
-        std::printf(
+        (void)std::printf(
             "RESULT name=%s kind=%s reps=%zu cpu_med=%.4f cpu_min=%.4f wall_med=%.4f "
             "wall_min=%.4f\n",
             c.name.c_str(), c.kind.c_str(), c.cpu.size(), median(c.cpu),

@@ -40,7 +40,8 @@ double now_ns() {
 const char* need(const char* name) {
     const char* v = std::getenv(name);
     if (v == nullptr || *v == '\0') {
-        std::fprintf(stderr, "rank_client: %s is not set (run it through process_cost)\n", name);
+        (void)std::fprintf(stderr, "rank_client: %s is not set (run it through process_cost)\n",
+                           name);
         std::_Exit(2);
     }
     return v;
@@ -72,21 +73,21 @@ int main() {
     c.timeout = std::chrono::milliseconds(120000);
     auto t = sddp::make_tcp_transport(c);
     if (!t.ok()) {
-        std::fprintf(stderr, "rank_client: join: %s\n", t.error().message.c_str());
+        (void)std::fprintf(stderr, "rank_client: join: %s\n", t.error().message.c_str());
         std::_Exit(1);
     }
     sddp::Bytes id;
     if (auto s = (*t)->broadcast(id, 0); !s.ok()) {
-        std::fprintf(stderr, "rank_client: broadcast: %s\n", s.error().message.c_str());
+        (void)std::fprintf(stderr, "rank_client: broadcast: %s\n", s.error().message.c_str());
         std::_Exit(1);
     }
     const double cpu = cpu_ms();
     const double wall = (now_ns() - std::atof(need("SDDP_PC_SPAWN_NS"))) * 1e-6;
     if (id.size() != kIdBytes || id[5] != 5 * 131 % 256) {
-        std::fprintf(stderr, "rank_client: wrong id\n");
+        (void)std::fprintf(stderr, "rank_client: wrong id\n");
         std::_Exit(1);
     }
-    std::printf("cpu_ms=%.4f wall_ms=%.4f\n", cpu, wall);
-    std::fflush(stdout);
+    (void)std::printf("cpu_ms=%.4f wall_ms=%.4f\n", cpu, wall);
+    (void)std::fflush(stdout);
     std::_Exit(0);
 }
