@@ -26,8 +26,10 @@ packages=(
   libhwloc-dev hwloc iproute2 procps util-linux
   # Open MPI, for the MPI_Bcast comparison of the benchmarks (bench/run.sh; about 7 MB).
   libopenmpi-dev openmpi-bin
-  # HMAC-SHA256 and the constant-time compare of the rendezvous handshake (OpenSSL libcrypto).
-  libssl-dev
+  # HMAC-SHA256 and the constant-time compare of the rendezvous handshake: Nettle (the default),
+  # OpenSSL's libcrypto (the FIPS-capable build, -DSDDP_CRYPTO=openssl, tested beside it) and
+  # libsodium (a candidate of bench/process_cost only).
+  nettle-dev libssl-dev libsodium-dev
   # Building current Slurm from source for the slurm-current phase (tests/cluster/build-slurm.sh).
   libmunge-dev libjson-c-dev liblz4-dev
   # rpmbuild, to build and check the RPM (packaging/rpm/slurm-ddp.spec) on Debian.

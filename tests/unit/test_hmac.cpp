@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231 (both from OpenSSL's
-// libcrypto now), and the helpers.
+// SHA-256 against FIPS 180-2 examples, HMAC-SHA256 against RFC 4231, and the helpers. The same
+// file is built against each library the build has (tests/CMakeLists.txt): Nettle, OpenSSL 3's
+// EVP_MAC and the OpenSSL 1.1.1 code.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -183,6 +184,23 @@ TEST(ConstantTimeEqual, ComparesContentAndLength) {
     EXPECT_TRUE(constant_time_equal({}, {}));
 }
 
+bool uses_nettle() {
+    return crypto_library().starts_with("Nettle ");
+}
+
+TEST(CryptoLibrary, NamesTheLibraryAndItsVersion) {
+    const std::string name = crypto_library();
+    EXPECT_TRUE(name.starts_with("Nettle 3.") || name.starts_with("OpenSSL ")) << name;
+}
+
+// Nettle has no per-process set-up: the warm-up must not cost a thread.
+TEST(CryptoWarmup, NettleNeedsNoThread) {
+    if (!uses_nettle()) GTEST_SKIP() << crypto_library() << " has a set-up to warm";
+    EXPECT_TRUE(crypto_ready());
+    const CryptoWarmup w = start_crypto_warmup();
+    EXPECT_FALSE(w.started());
+}
+
 // The warm-up runs libcrypto's one-time set-up on its own thread. Each case runs in a fresh
 // process (the threadsafe death-test style re-executes the binary), where nothing is set up.
 void warm_up_alone() {
@@ -214,6 +232,7 @@ void macs_during_warm_up() {
 }
 
 TEST(CryptoWarmup, SetsLibcryptoUpOnItsOwnThreadOnce) {
+    if (uses_nettle()) GTEST_SKIP() << "Nettle has no set-up";
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(warm_up_alone(), testing::ExitedWithCode(0), "");
 }

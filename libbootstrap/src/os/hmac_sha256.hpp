@@ -2,8 +2,10 @@
 // SHA-256, HMAC-SHA256 and a constant-time compare.
 //
 // The rendezvous authenticates peers with a per-step secret. The hash, the MAC and the compare
-// come from OpenSSL's libcrypto, a maintained and reviewed implementation that sites already
-// trust (and patch), rather than a copy of our own; this header keeps the callers unaware of it.
+// come from a maintained, reviewed library that sites already trust (and patch), rather than a
+// copy of our own, chosen at build time (SDDP_CRYPTO): Nettle by default, which costs a process
+// nothing before its first MAC; OpenSSL's libcrypto where a site needs its FIPS provider. This
+// header keeps the callers unaware of which (docs/perf-process-cost.md).
 #pragma once
 
 #include <array>
@@ -19,14 +21,15 @@
 
 namespace sddp {
 
-// libcrypto sets itself up once per process, on the first hash or MAC: OpenSSL 3 reads the
+// OpenSSL 3's libcrypto sets itself up once per process, on the first hash or MAC: it reads the
 // site's openssl.cnf (which may demand the FIPS provider), activates the providers it names and
 // builds its algorithm tables; about 0.9 ms of CPU in a process that has not used libcrypto yet,
 // nearly nothing in a Python process (importing torch has already imported ssl and hashlib).
 // CryptoWarmup starts that set-up on a thread of its own, so that it runs while the caller does
 // other work (loading NCCL, resolving MASTER_ADDR, connecting); the first hash or MAC then waits
 // for it if it has not finished. Its destructor joins the thread, so no thread of ours outlives
-// the caller's scope (a fork or an exit while it runs would be unsafe).
+// the caller's scope (a fork or an exit while it runs would be unsafe). Nettle has no set-up:
+// there the warm-up starts nothing and crypto_ready() is always true.
 class CryptoWarmup {
   public:
     CryptoWarmup() = default;
@@ -47,8 +50,11 @@ class CryptoWarmup {
 // thread can be started, the set-up simply happens on the first hash or MAC, as without it.
 CryptoWarmup start_crypto_warmup();
 
-// Whether libcrypto's set-up has finished in this process (by a warm-up or a first hash).
+// Whether the library's set-up has finished in this process (by a warm-up or a first hash).
 bool crypto_ready();
+
+// The library and its version, as loaded ("Nettle 3.8", "OpenSSL 3.0.19 ..."), for reports.
+std::string crypto_library();
 
 inline constexpr std::size_t kSha256Size = 32;
 using Digest = std::array<std::uint8_t, kSha256Size>;
@@ -95,7 +101,7 @@ class HmacSha256 {
 };
 
 // A key set up once for many MACs (a connection's session key signs every frame): start() copies
-// a keyed context instead of setting the key up again, about a third of a MAC's cost in OpenSSL 3.
+// a keyed context instead of setting the key up again (two of a short MAC's four compressions).
 class HmacKey {
   public:
     explicit HmacKey(std::span<const std::uint8_t> key);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 #include <thread>
+#include <variant>
 
 #include "core/contract.hpp"
 #include "core/join_pacing.hpp"
@@ -83,10 +84,17 @@ bool retryable_connect_error(int err) {
     }
 }
 
-Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
-                  const std::string& host, Clock::time_point deadline) {
-    const auto attempt_start = Clock::now();
+Attempt retry_because(std::string why) {
     Attempt a;
+    a.retry = true;
+    a.why = std::move(why);
+    return a;
+}
+
+// The server's challenge, or how this attempt ends without one.
+std::variant<wire::Challenge, Attempt> await_challenge(Connection& conn,
+                                                       Clock::time_point deadline) {
+    const auto attempt_start = Clock::now();
     bool eof = false;
     Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof);
     if (!ch.ok()) {
@@ -95,16 +103,12 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     }
     if (!*ch) {
         // Closed before the challenge: the server shed load or is restarting. Try again.
-        a.retry = true;
-        a.why = eof ? "connection closed before the challenge"
-                    : "accepted the connection but sent no challenge in " +
-                          std::to_string(
-                              std::chrono::duration_cast<milliseconds>(Clock::now() - attempt_start)
-                                  .count()) +
-                          " ms";
-        return a;
+        const auto waited =
+            std::chrono::duration_cast<milliseconds>(Clock::now() - attempt_start).count();
+        return retry_because(eof ? "connection closed before the challenge"
+                                 : "accepted the connection but sent no challenge in " +
+                                       std::to_string(waited) + " ms");
     }
-    const std::string tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     if ((*ch)->type == wire::MsgType::abort) {
         // A parent that gives up before serving us tells us why only after the handshake
         // (sealed); an abort in place of the challenge comes from someone else on the port.
@@ -123,11 +127,11 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         return unproven(Errc::protocol,
                         "sent an invalid challenge (" + challenge.error().message + ")");
     }
-    Result<wire::Nonce> nonce = make_nonce();
-    if (!nonce.ok()) {
-        a.error = nonce.error();
-        return a;
-    }
+    return *challenge;
+}
+
+wire::Hello make_hello(const RendezvousConfig& cfg, const std::string& host,
+                       const wire::Nonce& client_nonce, const wire::Challenge& challenge) {
     wire::Hello hello;
     hello.rank = cfg.rank;
     hello.world_size = cfg.world_size;
@@ -136,17 +140,69 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
     hello.node_rank = cfg.node_rank;
     hello.step_tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     hello.host = host.substr(0, wire::kMaxHostSize);
-    hello.client_nonce = *nonce;
-    hello.mac = client_proof(cfg.secret, challenge->server_nonce, hello);
+    hello.client_nonce = client_nonce;
+    hello.mac = client_proof(cfg.secret, challenge.server_nonce, hello);
+    return hello;
+}
+
+// A refusal counts only with the server's proof: anyone on the port could send one.
+Attempt refused(const OwnedFrame& frame, const ParentTarget& target, const RendezvousConfig& cfg,
+                const wire::Hello& hello, const wire::Challenge& challenge) {
+    Result<wire::Reject> rej = wire::decode_reject(frame.payload());
+    if (!rej.ok() ||
+        !constant_time_equal(reject_proof(cfg.secret, hello.step_tag, hello.client_nonce,
+                                          challenge.server_nonce, rej->reason),
+                             rej->mac)) {
+        return unproven(Errc::auth,
+                        "refused rank " + std::to_string(cfg.rank) + " (" +
+                            (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
+                                      : std::string("an unreadable refusal")) +
+                            ")");
+    }
+    Attempt a;
+    a.error = make_error(
+        Errc::auth,
+        target.description + " refused rank " + std::to_string(cfg.rank) + ": " +
+            (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize) : "no reason given"));
+    return a;
+}
+
+// A welcome with the server's proof ends the handshake: the connection is sealed from here on.
+Attempt welcomed(Connection& conn, const OwnedFrame& frame, const RendezvousConfig& cfg,
+                 const wire::Hello& hello, const wire::Challenge& challenge) {
+    Result<wire::Welcome> welcome = wire::decode_welcome(frame.payload());
+    if (!welcome.ok()) {
+        return unproven(Errc::protocol,
+                        "sent an invalid welcome (" + welcome.error().message + ")");
+    }
+    const wire::Mac expect =
+        server_proof(cfg.secret, hello.step_tag, hello.client_nonce, challenge.server_nonce,
+                     cfg.rank, welcome->rank, welcome->host);
+    if (!constant_time_equal(expect, welcome->mac)) {
+        return unproven(Errc::auth, "welcomed rank " + std::to_string(cfg.rank));
+    }
+    conn.seal(session_key(cfg.secret, hello.step_tag, hello.client_nonce, challenge.server_nonce),
+              true);
+    ParentLink link;
+    link.rank = welcome->rank;
+    link.host = wire::printable(welcome->host, wire::kMaxHostSize);
+    Attempt a;
+    a.link = std::move(link);
+    return a;
+}
+
+// Sends the hello and reads what the server makes of it.
+Attempt answer_challenge(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
+                         const wire::Hello& hello, const wire::Challenge& challenge,
+                         Clock::time_point deadline) {
     conn.send(wire::encode_hello(hello));
     // A hello is far smaller than any socket buffer: one flush sends it whole.
     conn.flush();
     if (conn.broken()) {
-        a.retry = true;
-        a.why = "connection lost while sending the hello: " + errno_text(conn.last_errno());
-        return a;
+        return retry_because("connection lost while sending the hello: " +
+                             errno_text(conn.last_errno()));
     }
-    eof = false;
+    bool eof = false;
     Result<std::optional<OwnedFrame>> reply = read_frame(conn, deadline, &eof);
     if (!reply.ok()) {
         return unproven(Errc::protocol,
@@ -155,48 +211,32 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
                             reply.error().message + ")");
     }
     if (!*reply) {
-        a.retry = true;
-        a.why = eof ? "connection closed during the handshake" : "no answer to the hello";
-        return a;
+        return retry_because(eof ? "connection closed during the handshake"
+                                 : "no answer to the hello");
     }
-    if ((*reply)->type == wire::MsgType::reject) {
-        Result<wire::Reject> rej = wire::decode_reject((*reply)->payload());
-        if (!rej.ok() || !constant_time_equal(reject_proof(cfg.secret, tag, hello.client_nonce,
-                                                           challenge->server_nonce, rej->reason),
-                                              rej->mac)) {
-            return unproven(Errc::auth,
-                            "refused rank " + std::to_string(cfg.rank) + " (" +
-                                (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
-                                          : std::string("an unreadable refusal")) +
-                                ")");
-        }
-        a.error = make_error(
-            Errc::auth, target.description + " refused rank " + std::to_string(cfg.rank) + ": " +
-                            (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
-                                      : "no reason given"));
-        return a;
-    }
+    if ((*reply)->type == wire::MsgType::reject)
+        return refused(**reply, target, cfg, hello, challenge);
     if ((*reply)->type != wire::MsgType::welcome) {
         return unproven(Errc::protocol, "answered the hello with an unexpected message (type " +
                                             std::to_string(static_cast<int>((*reply)->type)) + ")");
     }
-    Result<wire::Welcome> welcome = wire::decode_welcome((*reply)->payload());
-    if (!welcome.ok()) {
-        return unproven(Errc::protocol,
-                        "sent an invalid welcome (" + welcome.error().message + ")");
+    return welcomed(conn, **reply, cfg, hello, challenge);
+}
+
+// The client's side of the handshake (tcp_auth.hpp): challenge in, hello out, verdict in.
+Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
+                  const std::string& host, Clock::time_point deadline) {
+    std::variant<wire::Challenge, Attempt> got = await_challenge(conn, deadline);
+    if (Attempt* ended = std::get_if<Attempt>(&got)) return std::move(*ended);
+    const wire::Challenge& challenge = std::get<wire::Challenge>(got);
+    Result<wire::Nonce> nonce = make_nonce();
+    if (!nonce.ok()) {
+        Attempt a;
+        a.error = nonce.error();
+        return a;
     }
-    const wire::Mac expect =
-        server_proof(cfg.secret, cfg.step_tag.substr(0, wire::kMaxTagSize), hello.client_nonce,
-                     challenge->server_nonce, cfg.rank, welcome->rank, welcome->host);
-    if (!constant_time_equal(expect, welcome->mac)) {
-        return unproven(Errc::auth, "welcomed rank " + std::to_string(cfg.rank));
-    }
-    conn.seal(session_key(cfg.secret, tag, hello.client_nonce, challenge->server_nonce), true);
-    ParentLink link;
-    link.rank = welcome->rank;
-    link.host = wire::printable(welcome->host, wire::kMaxHostSize);
-    a.link = std::move(link);
-    return a;
+    const wire::Hello hello = make_hello(cfg, host, *nonce, challenge);
+    return answer_challenge(conn, target, cfg, hello, challenge, deadline);
 }
 
 }  // namespace

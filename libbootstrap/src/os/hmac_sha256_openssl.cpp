@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+// os/hmac_sha256.hpp over OpenSSL's libcrypto: the FIPS-capable build (SDDP_CRYPTO=openssl).
 #include "os/hmac_sha256.hpp"
 
 #include <openssl/opensslv.h>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <system_error>
 
 #if SDDP_EVP_MAC
@@ -100,6 +102,10 @@ const Algorithms& algorithms() {
 }
 
 }  // namespace
+
+std::string crypto_library() {
+    return OpenSSL_version(OPENSSL_VERSION);
+}
 
 bool crypto_ready() {
     return loader().ready.load(std::memory_order_acquire);
