@@ -39,14 +39,15 @@ def sh(cmd):
 def header(argv):
     src = os.path.dirname(os.path.abspath(__file__))
     model = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
+    # The four lines every raw file opens with (bench/lib/raw_header.sh), then the title.
     return [
-        "# bench/process_cost: one rank's cost from exec to holding the id",
         f"# commit: {sh(f'git -C {src} rev-parse --short HEAD')}"
         + (" (+ uncommitted changes)" if sh(f"git -C {src} status --porcelain -uno") else ""),
         f"# date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC')}",
         f"# machine: {platform.node()}, nproc {os.cpu_count()}, {model}, "
         f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (at start)",
         f"# command: {' '.join(argv)}",
+        "# bench/process_cost: one rank's cost from exec to holding the id",
     ]
 
 
