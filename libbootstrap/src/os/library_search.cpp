@@ -92,7 +92,8 @@ std::vector<std::string> library_candidates(const EnvLookup& env, const std::str
         for (auto& dir : split_path(*ld)) add_if_there(out, std::move(dir), file);
     }
     for (const auto& site : python_site_packages(env)) {
-        for (const auto& rel : wheel_dirs) add_if_there(out, site + "/" + rel, file);
+        for (const auto& rel : wheel_dirs)
+            add_if_there(out, std::string(site).append("/").append(rel), file);
     }
     add_once(out, file);
     return out;
