@@ -1,224 +1,261 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The GPU suite in one command: builds with NCCL, brings up Slurm on this machine with the
-# scripts in .gpu/ (a copy of ../shared/gpu, see its README), and runs every GPU scenario,
-# printing one verdict line per item (PASS, FAIL, or NOT RUN with the reason) and a summary.
+# The GPU suite, in steps that each fit one call of at most 10 minutes on a lent GPU machine:
 #
-#   bash scripts/gpu-test.sh                 # from the checkout's root, as root
-#   BUILD=build-gpu KEEP_SLURM=1 bash scripts/gpu-test.sh
+#   bash scripts/gpu-test.sh build [--nccl=system|wheel]   # configure + build into build-gpu/
+#   bash scripts/gpu-test.sh run [PART]                    # PART: all (default), load, single,
+#                                                          #   repeat, layouts, faults, check, fakes
 #
-# Without a GPU (nvidia-smi -L fails or lists none) it says so, checks that everything it would
-# run was built, and exits 0. With one it exits 1 if any item failed. Scenarios that need more
-# GPUs than the machine has (several ranks: NCCL refuses two ranks on one GPU) say NOT RUN.
-# Slurm is brought down at the end unless KEEP_SLURM=1.
+# `build` compiles against the CUDA toolkit's own headers (SDDP_CUDA_ROOT, default
+# /usr/local/cuda) and NCCL from the system (--nccl=system: nccl.h and libnccl under the
+# toolkit or the system's folders) or from NVIDIA's PyPI wheel (--nccl=wheel: nvidia/nccl of the
+# python3 on PATH, else of the cached torch environment of scripts/framework-env.sh, else of the
+# wheel cache of scripts/nccl-wheels.sh); SDDP_GPU_NCCL=system|wheel says the same. Default:
+# system where the toolkit has nccl.h, else wheel. It builds only what the suite runs, into
+# BUILD (default build-gpu/, ignored by git), which the next `run` reuses. `run` needs that
+# build; each scenario prints one verdict line (PASS, FAIL, or NOT-RUN with the reason) and the
+# step a summary; logs go to $OUT when set (the device tool brings $OUT back), else
+# BUILD/gpu-test/.
+#
+# Exit status: 0 every scenario passed; 1 one failed (or the build is missing); 77 (ctest's
+# skip) from `run` where there is no GPU (nvidia-smi -L lists none), after the checks that need
+# none (NCCL loading) passed. Scenarios that need more GPUs than the machine has say NOT-RUN.
+#
+# On a lent GPU machine (the `run` tool of this workplace; see ../shared/gpu/README.md): only
+# the checkout travels, so first copy the Slurm .debs into the ignored .gpu/ here
+#
+#   echo /.gpu/ >> .git/info/exclude; rm -rf .gpu; cp -r ../shared/gpu .gpu
+#
+# then, as separate calls, .gpu/ named in carry (the build stays on the warm machine between
+# calls; a machine that went cold needs the build call again):
+#
+#   run(command="bash scripts/gpu-test.sh build", carry=[".gpu"], timeout_s=600)
+#   run(command="bash scripts/gpu-test.sh run", carry=[".gpu"], timeout_s=600)
+#   run(command="bash scripts/gpu-test.sh run faults", carry=[".gpu"], timeout_s=600)  # one part
+#
+# Slurm there is the one of .gpu/slurm-on-device.sh (one node, the machine's GPUs as gres),
+# brought up by the first step that needs it and left up for the next (KEEP_SLURM=0: down at
+# the end of `run`). It is never started where there is no GPU: a machine without one (a
+# developer's, CI) runs `build` and the GPU-less checks of `run` only.
+# shellcheck disable=SC2317 # the scenarios' helpers are defined inside their parts
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 ROOT=$(pwd)
+STEP=${1:-}
+shift || true
+PART=all
+NCCL_FROM=${SDDP_GPU_NCCL:-auto}
+for arg in "$@"; do
+    case $arg in
+    --nccl=*) NCCL_FROM=${arg#--nccl=} ;;
+    all | load | single | repeat | layouts | faults | check | fakes) PART=$arg ;;
+    *)
+        echo "gpu-test: unknown argument '$arg' (parts: all load single repeat layouts faults check fakes)" >&2
+        exit 2
+        ;;
+    esac
+done
+case $NCCL_FROM in auto | system | wheel) ;; *)
+    echo "gpu-test: --nccl / SDDP_GPU_NCCL is '$NCCL_FROM': use system or wheel" >&2
+    exit 2
+    ;;
+esac
 BUILD=${BUILD:-$ROOT/build-gpu}
 [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
-T=${SLURM_DDP_TEST_TIMEOUT_MS:-5000}  # the timeout of the kill scenarios
+CUDA_ROOT=${SDDP_CUDA_ROOT:-/usr/local/cuda}
+T=${SLURM_DDP_TEST_TIMEOUT_MS:-5000} # the timeout of the kill scenarios
 OUTDIR=${OUT:-$BUILD/gpu-test}
 mkdir -p "$OUTDIR"
 pass=0 fail=0 notrun=0
-verdict() {  # verdict PASS|FAIL|NOT-RUN NAME [DETAIL]
+verdict() { # verdict PASS|FAIL|NOT-RUN NAME [DETAIL]
     printf '%-8s %-44s %s\n' "$1" "$2" "${3:-}"
     case $1 in PASS) pass=$((pass + 1)) ;; FAIL) fail=$((fail + 1)) ;; *) notrun=$((notrun + 1)) ;; esac
 }
-# run NAME CMD...: runs CMD with its output in $OUTDIR/NAME.log; PASS on status 0.
+# run NAME CMD...: runs CMD with its output in $OUTDIR/NAME.log; PASS on status 0, NOT-RUN on
+# 77 (the skip of ctest), FAIL otherwise.
 run() {
-    local name=$1 t0=$SECONDS
+    local name=$1 t0=$SECONDS rc
     shift
-    if "$@" >"$OUTDIR/$name.log" 2>&1; then
+    "$@" >"$OUTDIR/$name.log" 2>&1
+    rc=$?
+    if ((rc == 0)); then
         verdict PASS "$name" "($((SECONDS - t0)) s)"
+    elif ((rc == 77)); then
+        verdict NOT-RUN "$name" "($(grep -m1 SKIP "$OUTDIR/$name.log"))"
     else
-        verdict FAIL "$name" "(status $?, $((SECONDS - t0)) s; tail of $OUTDIR/$name.log:)"
+        verdict FAIL "$name" "(status $rc, $((SECONDS - t0)) s; tail of $OUTDIR/$name.log:)"
         tail -n 8 "$OUTDIR/$name.log" | sed 's/^/         | /'
     fi
 }
+summary() { # summary STEP: the last line, and the exit status
+    echo "gpu-test $1: $pass passed, $fail failed, $notrun not run (logs in $OUTDIR)"
+    ((fail == 0))
+}
 
-# ---- GPU present? ---------------------------------------------------------------------------
-gpus=0
+gpus=0 smi=""
 if command -v nvidia-smi >/dev/null && smi=$(nvidia-smi -L 2>&1); then
     gpus=$(grep -c '^GPU ' <<<"$smi")
 fi
-echo "gpu-test: $gpus GPU(s) here${smi:+:}"
-[[ $gpus -gt 0 ]] && printf '  %s\n' "$smi"
 
-# ---- Slurm headers first (the plugin builds against them) -------------------------------------
-if [[ $gpus -gt 0 ]]; then
+# Slurm of .gpu/slurm-on-device.sh, on a GPU machine only (it runs as root and owns the node).
+slurm_up() {
     if [[ ! -f .gpu/slurm-on-device.sh ]]; then
         if [[ -d ../shared/gpu ]]; then
             grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>.git/info/exclude
             rm -rf .gpu && cp -r ../shared/gpu .gpu
         else
-            echo "gpu-test: .gpu/slurm-on-device.sh is missing: copy ../shared/gpu to .gpu (see its README)"
-            exit 1
+            echo "gpu-test: .gpu/slurm-on-device.sh is missing: copy ../shared/gpu to .gpu here and name .gpu in the run tool's carry"
+            return 1
         fi
     fi
-    run slurm_up bash .gpu/slurm-on-device.sh up
+    PLUGIN=${1:-} bash .gpu/slurm-on-device.sh up >"$OUTDIR/slurm_up.log" 2>&1 || {
+        tail -n 20 "$OUTDIR/slurm_up.log"
+        return 1
+    }
     # shellcheck disable=SC1091
     source /opt/slurmdeb/env.sh
-    extra=(-DSLURM_INCLUDE_DIR=/opt/slurmdeb/usr/include)
-else
-    extra=()
-fi
+}
 
-# ---- where NCCL and the CUDA runtime are ---------------------------------------------------------
-# A CUDA toolkit under SDDP_CUDA_ROOT, else the NVIDIA wheels PyTorch installed (nvidia/*/include
-# and lib; the wheels ship libnccl.so.2 without the libnccl.so link find_library wants).
-if [[ ! -f ${SDDP_CUDA_ROOT:-/usr/local/cuda}/include/nccl.h ]]; then
-    nv=$(python3 -c 'import nvidia; print(list(nvidia.__path__)[0])' 2>/dev/null || true)
-    if [[ -n $nv ]]; then
-        h=$(find "$nv" -name nccl.h | head -n 1) r=$(find "$nv" -name cuda_runtime_api.h | head -n 1)
-        l=$(find "$nv" -name libnccl.so.2 | head -n 1) c=$(find "$nv" -name 'libcudart.so.[0-9]*' | head -n 1)
-        [[ -n $h && -n $r ]] && extra+=(-DNCCL_INCLUDE_DIR="$(dirname "$h")" -DCUDART_INCLUDE_DIR="$(dirname "$r")")
-        [[ -n $l && -n $c ]] && extra+=(-DNCCL_LIBRARY="$l" -DCUDART_LIBRARY="$c")
-        echo "gpu-test: NCCL and the CUDA runtime from PyTorch's wheels under $nv"
+# The folder of an NVIDIA NCCL wheel (include/nccl.h, lib/libnccl.so.2), for CUDA major $1.
+wheel_nccl() {
+    local d
+    d=$(python3 -c 'import nvidia, os; print("\n".join(os.path.join(p, "nccl") for p in nvidia.__path__))' 2>/dev/null)
+    for d in $d /var/cache/slurm-ddp/frameworks/torch-*/lib/python3*/site-packages/nvidia/nccl; do
+        [[ -f $d/include/nccl.h && -f $d/lib/libnccl.so.2 ]] && echo "$d" && return 0
+    done
+    if d=$(bash scripts/nccl-wheels.sh --cached 2>/dev/null); then
+        d=$(printf '%s\n' "$d"/nvidia-nccl-cu"$1"-* | sort -V | tail -n 1)
+        [[ -n $d && -f $d/include/nccl.h ]] && echo "$d" && return 0
     fi
-fi
-# The tests directory needs GoogleTest; where it is missing, the few GPU programs are compiled
-# by hand below instead.
-have_gtest=${GPU_TEST_GTEST:-OFF}
-if [[ -z ${GPU_TEST_GTEST:-} ]] && { [[ -f /usr/include/gtest/gtest.h ]] || [[ -n $(find /usr -name GTestConfig.cmake -print -quit 2>/dev/null) ]]; }; then
-    have_gtest=ON
-fi
+    return 1
+}
 
-# ---- build -------------------------------------------------------------------------------------
-t0=$SECONDS
-if cmake -S . -B "$BUILD" -DSDDP_WITH_NCCL=ON -DSDDP_BUILD_EXAMPLES=ON -DSDDP_BUILD_BENCH=ON \
-    -DSDDP_BUILD_TESTS=$have_gtest "${extra[@]}" >"$OUTDIR/build.log" 2>&1 &&
-    cmake --build "$BUILD" -j"$(nproc)" >>"$OUTDIR/build.log" 2>&1; then
-    verdict PASS build "($((SECONDS - t0)) s)"
-else
-    verdict FAIL build "(see $OUTDIR/build.log)"
-    tail -n 20 "$OUTDIR/build.log"
-    exit 1
-fi
-bin() { find "$BUILD" -type f -name "$1" -perm -u+x | head -n 1; }
-plugin=$(find "$BUILD" -name spank_ddp.so | head -n 1)
-lib=$(find "$BUILD" -name 'libslurm_ddp.so.*.*' | head -n 1)
-fakes=$BUILD/tests/api/fakes
-if [[ $have_gtest = OFF && -n $lib ]]; then
-    cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
-    gp=$BUILD/gpu-programs fakes=$BUILD/gpu-programs/fakes
-    mkdir -p "$fakes"
-    inc=(-Ilibbootstrap/include -I"$(cache NCCL_INCLUDE_DIR)" -I"$(cache CUDART_INCLUDE_DIR)")
-    nccl_lib=$(cache NCCL_LIBRARY) cudart_lib=$(cache CUDART_LIBRARY)
-    major=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$(cache CUDART_INCLUDE_DIR)/cuda_runtime_api.h")
+# ---- build --------------------------------------------------------------------------------------
+step_build() {
+    local extra=() t0=$SECONDS
+    if [[ ! -f $CUDA_ROOT/include/cuda_runtime_api.h ]]; then
+        echo "gpu-test: no CUDA toolkit headers at $CUDA_ROOT/include (set SDDP_CUDA_ROOT)"
+        return 1
+    fi
+    local major
+    major=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$CUDA_ROOT/include/cuda_runtime_api.h")
     major=$((major / 1000))
-    libdir=$(dirname "$lib") rp="-Wl,-rpath,$(dirname "$lib"):$(dirname "$nccl_lib"):$(dirname "$cudart_lib")"
+    extra+=(-DSDDP_CUDA_ROOT="$CUDA_ROOT" -DCUDART_INCLUDE_DIR="$CUDA_ROOT/include")
+    [[ $NCCL_FROM = auto ]] && { [[ -f $CUDA_ROOT/include/nccl.h ]] && NCCL_FROM=system || NCCL_FROM=wheel; }
+    local nccl_desc
+    if [[ $NCCL_FROM = wheel ]]; then
+        local w
+        w=$(wheel_nccl "$major") || {
+            echo "gpu-test: --nccl=wheel: no nvidia/nccl wheel (include/nccl.h, lib/libnccl.so.2) in python3's site-packages, the torch environment or the wheel cache (bash scripts/nccl-wheels.sh)"
+            return 1
+        }
+        extra+=(-DNCCL_INCLUDE_DIR="$w/include" -DNCCL_LIBRARY="$w/lib/libnccl.so.2")
+        nccl_desc="wheel $w"
+    else
+        nccl_desc="system (nccl.h and libnccl under $CUDA_ROOT or the system's folders)"
+    fi
+    echo "gpu-test: CUDA headers $CUDA_ROOT/include (CUDA $major); NCCL from the $nccl_desc"
+    # The plugin needs spank.h: the system's, else that of the Slurm .debs on a GPU machine.
+    if [[ ! -f /usr/include/slurm/spank.h ]]; then
+        if ((gpus > 0)) && slurm_up; then
+            extra+=(-DSLURM_INCLUDE_DIR=/opt/slurmdeb/usr/include)
+        else
+            echo "gpu-test: no slurm/spank.h here: the plugin is not built"
+        fi
+    fi
+    command -v ccache >/dev/null &&
+        extra+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    local gtest=OFF
+    if [[ -f /usr/include/gtest/gtest.h ]] || [[ -n $(find /usr -name GTestConfig.cmake -print -quit 2>/dev/null) ]]; then
+        gtest=ON
+    fi
+    local targets=(slurm_ddp slurm-ddp cpp_allreduce c_minimal nccl_init_bench nccl_probe)
+    [[ -f /usr/include/slurm/spank.h || -f /opt/slurmdeb/usr/include/slurm/spank.h ]] && targets+=(spank_ddp)
+    [[ $gtest = ON ]] && targets+=(test_gpu_allreduce nccl_layer_tests sddp_fake_nccl sddp_fake_cudart
+        sddp_fake_cudart_prev sddp_fake_rccl sddp_fake_hip)
+    local jobs=${GPU_TEST_JOBS:-$(nproc)}
+    if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSDDP_WITH_NCCL=ON \
+        -DSDDP_BUILD_EXAMPLES=ON -DSDDP_BUILD_BENCH=ON -DSDDP_BUILD_TESTS=$gtest \
+        -DSDDP_INTEGRATION=OFF "${extra[@]}" >"$OUTDIR/build.log" 2>&1 &&
+        cmake --build "$BUILD" -j"$jobs" --target "${targets[@]}" >>"$OUTDIR/build.log" 2>&1; then
+        verdict PASS build "($((SECONDS - t0)) s, -j$jobs)"
+    else
+        verdict FAIL build "(see $OUTDIR/build.log)"
+        tail -n 20 "$OUTDIR/build.log"
+        return 1
+    fi
+    [[ $gtest = ON ]] || build_by_hand "$major"
+    printf 'NCCL_FROM=%q\nGTEST=%q\n' "$nccl_desc" "$gtest" >"$BUILD/gpu-test.env"
+    find_programs && verdict PASS "everything built" "(${#wanted[@]} programs and libraries)"
+}
+
+# Without GoogleTest the few GPU programs of tests/api are compiled by hand.
+build_by_hand() {
+    local lib gp=$BUILD/gpu-programs
+    cache() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt"; }
+    lib=$(find "$BUILD" -name 'libslurm_ddp.so.*.*' | head -n 1)
+    mkdir -p "$gp/fakes"
+    local inc=(-Ilibbootstrap/include -I"$(cache NCCL_INCLUDE_DIR)" -I"$(cache CUDART_INCLUDE_DIR)")
+    local nccl_lib cudart_lib libdir rp
+    nccl_lib=$(cache NCCL_LIBRARY) cudart_lib=$(cache CUDART_LIBRARY) libdir=$(dirname "$lib")
+    rp="-Wl,-rpath,$libdir:$(dirname "$nccl_lib"):$(dirname "$cudart_lib")"
     {
         g++ -std=c++20 -O2 "${inc[@]}" tests/api/test_gpu_allreduce.cpp -o "$gp/test_gpu_allreduce" \
             -L"$libdir" -lslurm_ddp "$nccl_lib" "$cudart_lib" "$rp" -pthread &&
-            gcc -O2 -Ilibbootstrap/include tests/api/nccl_probe.c -o "$gp/nccl_probe" -L"$libdir" \
-                -lslurm_ddp "-Wl,-rpath,$libdir" &&
-            gcc -O2 -shared -fPIC "${inc[@]}" tests/api/fakes/fake_nccl.c -o "$fakes/libnccl.so.2" \
+            gcc -O2 -shared -fPIC "${inc[@]}" tests/api/fakes/fake_nccl.c -o "$gp/fakes/libnccl.so.2" \
                 -Wl,-soname,libnccl.so.2 -pthread &&
             gcc -O2 -shared -fPIC "${inc[@]}" tests/api/fakes/fake_cudart.c \
-                -o "$fakes/libcudart.so.$major" -Wl,-soname,"libcudart.so.$major"
+                -o "$gp/fakes/libcudart.so.$1" -Wl,-soname,"libcudart.so.$1"
     } >>"$OUTDIR/build.log" 2>&1 || verdict FAIL "GPU programs (no GoogleTest: by hand)" "(see $OUTDIR/build.log)"
-fi
-gpu_test=$(bin test_gpu_allreduce) allreduce=$(bin cpp_allreduce) bench=$(bin nccl_init_bench)
-probe=$(bin nccl_probe) c_minimal=$(bin c_minimal) tool=$(bin slurm-ddp)
-layer_tests=$(bin nccl_layer_tests)
-[[ $have_gtest = ON ]] || layer_tests=none  # by hand (no GoogleTest): not built
-if [[ -n ${gp:-} ]]; then gpu_test=$gp/test_gpu_allreduce probe=$gp/nccl_probe; fi
-[[ -f $fakes/libnccl.so.2 ]] || fakes=""
-missing=()
-for v in plugin lib gpu_test allreduce bench probe c_minimal fakes tool layer_tests; do
-    [[ -n ${!v} ]] || missing+=("$v")
-done
-[[ -f examples/pytorch/train_ddp.py ]] || missing+=(train_ddp.py)
-if ((${#missing[@]})); then
-    verdict FAIL "everything built" "missing: ${missing[*]}"
-    exit 1
-fi
-verdict PASS "everything built" "(plugin, library, test_gpu_allreduce, cpp_allreduce, nccl_init_bench, nccl_probe, c_minimal, fakes, slurm-ddp, nccl_layer_tests)"
-
-# Loading needs no GPU: checked everywhere.
-run nccl_loading tests/api/nccl_loading_test.sh "$lib" "$probe" "$fakes" ON
-
-if [[ $gpus -eq 0 ]]; then
-    echo "gpu-test: no GPU here (nvidia-smi -L: ${smi:-not installed}): nothing else to run;" \
-        "everything it would run is built; $pass passed, $fail failed"
-    ((fail == 0))
-    exit
-fi
-
-# ---- on the GPU ---------------------------------------------------------------------------------
-PLUGIN=$plugin bash .gpu/slurm-on-device.sh up >"$OUTDIR/slurm_plugin.log" 2>&1 ||
-    verdict FAIL "register the plugin" "(see $OUTDIR/slurm_plugin.log)"
-S="timeout 300 srun -n1"
-
-# The four items the packaging issue names.
-pytorch_nccl() {
-    local out
-    out=$($S --ddp --gres=gpu:1 python3 examples/pytorch/train_ddp.py --epochs 2 2>&1) || {
-        echo "$out"
-        return 1
-    }
-    echo "$out"
-    grep -q 'backend nccl' <<<"$out"
 }
-init_bench() {  # where a GPU is visible, a SKIP is a failure
-    local out
-    out=$($S --ddp --gres=gpu:1 "$bench" --reps 5 2>&1) || {
-        echo "$out"
-        return 1
-    }
-    echo "$out"
-    ! grep -q '^SKIP' <<<"$out"
-}
-run cpp_allreduce $S --ddp --gres=gpu:1 "$allreduce"
-run pytorch_nccl pytorch_nccl
-run test_gpu_allreduce $S --ddp --gres=gpu:1 "$gpu_test"
-run nccl_init_bench init_bench
 
-# Init + finalize 100 times in one process, with and without the node-local communicator.
-run init_finalize_x100 $S --ddp --gres=gpu:1 "$gpu_test" --repeat 100
-run init_finalize_x100_nolocal $S --ddp --gres=gpu:1 "$gpu_test" --repeat 100 --no-local
-
-# Launch layouts (one rank each on this GPU).
-run layout_plain_gpus_per_task $S --gpus-per-task=1 "$gpu_test"
-run layout_plain_gres $S --gres=gpu:1 "$gpu_test"
-uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
-run layout_uuid_list env CUDA_VISIBLE_DEVICES="$uuid" "$gpu_test"
-run layout_empty_visible bash -c "CUDA_VISIBLE_DEVICES= '$gpu_test'; test \$? -eq 77"
-if [[ $gpus -ge 2 ]]; then
-    run "layout_gres_gpu_${gpus}" $S -n"$gpus" --gres=gpu:"$gpus" "$gpu_test"
-    run "layout_ddp_${gpus}_ranks" $S -n"$gpus" --ddp --gres=gpu:"$gpus" "$gpu_test"
-    run "layout_gpus_per_task_${gpus}_ranks" $S -n"$gpus" --gpus-per-task=1 "$gpu_test"
-else
-    verdict NOT-RUN "layout --gres=gpu:N, N ranks" "(one GPU here; NCCL refuses two ranks on one GPU)"
-fi
-
-# A rank killed before, during and after init: every other rank returns within the timeout
-# plus a margin. Before: rank 1 never arrives (a world of two with only rank 0 started).
-killed() {  # killed WHEN: runs the scenario, checks the survivors' lines and the time
-    local when=$1 n=$2 t0=$SECONDS out
-    if [[ $n -eq 1 ]]; then
-        out=$(RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 \
-            MASTER_PORT=$((20000 + RANDOM % 20000)) SLURM_DDP_TIMEOUT=$T timeout 120 "$gpu_test" \
-            --die 1:"$when" 2>&1)
-    else
-        out=$(SLURM_DDP_TIMEOUT=$T timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" -K0 \
-            "$gpu_test" --die 1:"$when" 2>&1)
+# The programs the scenarios run, into variables; FAIL naming what is missing.
+find_programs() {
+    bin() { find "$BUILD" -type f -name "$1" -perm -u+x 2>/dev/null | head -n 1; }
+    plugin=$(find "$BUILD" -name spank_ddp.so 2>/dev/null | head -n 1)
+    lib=$(find "$BUILD" -name 'libslurm_ddp.so.*.*' 2>/dev/null | head -n 1)
+    gpu_test=$(bin test_gpu_allreduce) allreduce=$(bin cpp_allreduce) bench=$(bin nccl_init_bench)
+    probe=$(bin nccl_probe) c_minimal=$(bin c_minimal) tool=$(bin slurm-ddp)
+    layer_tests=$(bin nccl_layer_tests) fakes=$BUILD/tests/api/fakes
+    if [[ -d $BUILD/gpu-programs ]]; then
+        gpu_test=$BUILD/gpu-programs/test_gpu_allreduce fakes=$BUILD/gpu-programs/fakes layer_tests=none
     fi
-    echo "$out"
-    local took=$((SECONDS - t0)) want=$((n - 1))
-    [[ $(grep -c '^SURVIVOR' <<<"$out") -eq $want ]] || { echo "expected $want survivors"; return 1; }
-    ((took <= T / 1000 + 15)) || { echo "took $took s (timeout $((T / 1000)) s + 15 s margin)"; return 1; }
+    [[ -f $fakes/libnccl.so.2 ]] || fakes=""
+    wanted=(lib gpu_test allreduce bench probe c_minimal fakes tool layer_tests)
+    [[ -f /usr/include/slurm/spank.h || -f /opt/slurmdeb/usr/include/slurm/spank.h ]] && wanted+=(plugin)
+    local missing=() v
+    for v in "${wanted[@]}"; do [[ -n ${!v} ]] || missing+=("$v"); done
+    if ((${#missing[@]})); then
+        verdict FAIL "everything built" "missing in $BUILD: ${missing[*]} (run: bash scripts/gpu-test.sh build)"
+        return 1
+    fi
 }
-run killed_before_init killed before 1
-if [[ $gpus -ge 2 ]]; then
-    run killed_during_init killed during "$gpus"
-    run killed_after_init killed after "$gpus"
-else
-    verdict NOT-RUN "killed during/after init" "(needs 2 GPUs: every rank must init NCCL)"
-fi
 
-# The NCCL a process already loaded is the one used (PyTorch's wheel here).
-run shares_pytorch_nccl python3 - "$lib" <<'EOF'
+# ---- run ----------------------------------------------------------------------------------------
+S=(timeout 180 srun -n1)
+want() { [[ $PART = all || $PART = "$1" ]]; }
+
+part_single() {
+    pytorch_nccl() {
+        local out
+        out=$("${S[@]}" --ddp --gres=gpu:1 python3 examples/pytorch/train_ddp.py --epochs 2 2>&1)
+        local rc=$?
+        echo "$out"
+        ((rc == 0)) && grep -q 'backend nccl' <<<"$out"
+    }
+    init_bench() { # where a GPU is visible, a SKIP is a failure
+        local out
+        out=$("${S[@]}" --ddp --gres=gpu:1 "$bench" --reps 5 2>&1)
+        local rc=$?
+        echo "$out"
+        ((rc == 0)) && ! grep -q '^SKIP' <<<"$out"
+    }
+    run cpp_allreduce "${S[@]}" --ddp --gres=gpu:1 "$allreduce"
+    run pytorch_nccl pytorch_nccl
+    run test_gpu_allreduce "${S[@]}" --ddp --gres=gpu:1 "$gpu_test"
+    run nccl_init_bench init_bench
+    # The NCCL a process already loaded is the one used (PyTorch's wheel here).
+    run shares_pytorch_nccl python3 - "$lib" <<'EOF'
 import ctypes, sys
 import torch
 torch_v = torch.cuda.nccl.version()
@@ -229,57 +266,157 @@ want = torch_v[0] * 10000 + torch_v[1] * 100 + torch_v[2] if isinstance(torch_v,
 print(f"torch NCCL {torch_v}, libslurm_ddp sees {v}")
 sys.exit(0 if v == want else 1)
 EOF
-# A no_nccl program does not touch NCCL or CUDA (the library links neither).
-run no_nccl_program $S --ddp "$c_minimal"
+    # A no_nccl program does not touch NCCL or CUDA (the library links neither).
+    run no_nccl_program "${S[@]}" --ddp "$c_minimal"
+}
 
-# slurm-ddp check on real GPUs: the one-element all-reduce, bus ids, device-cgroup isolation.
-check_nccl() {  # check_nccl N: N ranks, one GPU each; every rank's all-reduce is right
-    local n=$1 out
-    out=$(timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" "$tool" check --nccl --timeout=60 2>&1)
-    local rc=$?
-    echo "$out"
-    ((rc == 0)) && [[ $(grep -c ': all-reduce ok, sum ' <<<"$out") -eq $n ]]
+part_repeat() { # init + finalize 100 times in one process, with and without the local communicator
+    run init_finalize_x100 "${S[@]}" --ddp --gres=gpu:1 "$gpu_test" --repeat 100
+    run init_finalize_x100_nolocal "${S[@]}" --ddp --gres=gpu:1 "$gpu_test" --repeat 100 --no-local
 }
-run check_nccl_1_rank check_nccl 1
-# One GPU named by index in rank 0 and by UUID in rank 1: two names, one bus id, named.
-check_bus_id() {
-    local out
-    out=$(timeout 120 srun -n2 --ddp=gpu-share --gres=gpu:1 bash -c \
-        '[ "$SLURM_PROCID" = 1 ] && export CUDA_VISIBLE_DEVICES='"$uuid"'; exec '"$tool"' check' 2>&1)
-    echo "$out"
-    grep -q 'problem: ranks 0 and 1 on .*: both use GPU .*Duplicate GPU detected' <<<"$out"
+
+part_layouts() { # one rank each on this GPU, then N ranks where there are N GPUs
+    run layout_plain_gpus_per_task "${S[@]}" --gpus-per-task=1 "$gpu_test"
+    run layout_plain_gres "${S[@]}" --gres=gpu:1 "$gpu_test"
+    local uuid
+    uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
+    run layout_uuid_list env CUDA_VISIBLE_DEVICES="$uuid" "$gpu_test"
+    run layout_empty_visible bash -c "CUDA_VISIBLE_DEVICES= '$gpu_test'; test \$? -eq 77"
+    if ((gpus >= 2)); then
+        run "layout_gres_gpu_${gpus}" "${S[@]}" -n"$gpus" --gres=gpu:"$gpus" "$gpu_test"
+        run "layout_ddp_${gpus}_ranks" "${S[@]}" -n"$gpus" --ddp --gres=gpu:"$gpus" "$gpu_test"
+        run "layout_gpus_per_task_${gpus}_ranks" "${S[@]}" -n"$gpus" --gpus-per-task=1 "$gpu_test"
+    else
+        verdict NOT-RUN "layout --gres=gpu:N, N ranks" "(one GPU here; NCCL refuses two ranks on one GPU)"
+    fi
 }
-run check_bus_id_index_and_uuid check_bus_id
-if [[ $gpus -ge 2 ]]; then
-    run "check_nccl_${gpus}_ranks" check_nccl "$gpus"
-    # --gpus-per-task=1: with ConstrainDevices=yes each task opens only its own GPU, and the
-    # check must warn (naming --gres-flags=allow-task-sharing); with allow-task-sharing, not.
-    check_isolation() {
-        local out constrained
-        constrained=$(scontrol show config 2>/dev/null | grep -ci 'ConstrainDevices *= *yes' || true)
-        out=$(timeout 120 srun -n2 --gpus-per-task=1 "$tool" check 2>&1)
-        echo "$out"
-        if [[ $constrained -gt 0 ]]; then
-            grep -q 'warning: node .*--gres-flags=allow-task-sharing' <<<"$out" || return 1
-            out=$(timeout 120 srun -n2 --gpus-per-task=1 --gres-flags=allow-task-sharing "$tool" check 2>&1)
-            echo "$out"
-            ! grep -q 'warning: node' <<<"$out"
+
+# A rank killed before, during and after init: every other rank returns within the timeout plus
+# a margin. Before: rank 1 never arrives (a world of two with only rank 0 started).
+part_faults() {
+    killed() { # killed WHEN N: runs the scenario, checks the survivors' lines and the time
+        local when=$1 n=$2 t0=$SECONDS out
+        if [[ $n -eq 1 ]]; then
+            out=$(RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 \
+                MASTER_PORT=$((20000 + RANDOM % 20000)) SLURM_DDP_TIMEOUT=$T timeout 120 "$gpu_test" \
+                --die 1:"$when" 2>&1)
         else
-            echo "(ConstrainDevices is off here: no isolation to see, and no warning expected)"
-            ! grep -q 'warning: node' <<<"$out"
+            out=$(SLURM_DDP_TIMEOUT=$T timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" -K0 \
+                "$gpu_test" --die 1:"$when" 2>&1)
         fi
+        echo "$out"
+        local took=$((SECONDS - t0)) want=$((n - 1))
+        [[ $(grep -c '^SURVIVOR' <<<"$out") -eq $want ]] || { echo "expected $want survivors"; return 1; }
+        ((took <= T / 1000 + 15)) || { echo "took $took s (timeout $((T / 1000)) s + 15 s margin)"; return 1; }
     }
-    run check_cgroup_isolation check_isolation
-else
-    verdict NOT-RUN "check --nccl on N ranks, cgroup isolation" "(needs 2 GPUs)"
-fi
+    run killed_before_init killed before 1
+    if ((gpus >= 2)); then
+        run killed_during_init killed during "$gpus"
+        run killed_after_init killed after "$gpus"
+    else
+        verdict NOT-RUN "killed during/after init" "(needs 2 GPUs: every rank must init NCCL)"
+    fi
+}
 
-# The NCCL layer's fault scenarios (agreement, bounded finalize, all-reduce) on the fakes, here
-# with the real driver present: the fakes must still be the ones loaded.
-if [[ $layer_tests != none ]]; then
-    run nccl_layer_on_fakes env LD_LIBRARY_PATH="$fakes" "$layer_tests"
-fi
+# slurm-ddp check on real GPUs: the one-element all-reduce naming the NCCL it used, bus ids,
+# device-cgroup isolation.
+part_check() {
+    check_nccl() { # check_nccl N: N ranks, one GPU each; every rank's all-reduce is right
+        local n=$1 out
+        out=$(timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" "$tool" check --nccl --timeout=60 2>&1)
+        local rc=$?
+        echo "$out"
+        ((rc == 0)) && [[ $(grep -c ': all-reduce ok, sum ' <<<"$out") -eq $n ]] &&
+            grep -q '^nccl: using NCCL .* from /.*libnccl.so' <<<"$out"
+    }
+    run check_nccl_1_rank check_nccl 1
+    # One GPU named by index in rank 0 and by UUID in rank 1: two names, one bus id, named.
+    check_bus_id() {
+        local out uuid
+        uuid=$(nvidia-smi --query-gpu=uuid --format=csv,noheader | head -n 1)
+        # shellcheck disable=SC2016 # $SLURM_PROCID is the task's
+        out=$(timeout 120 srun -n2 --ddp=gpu-share --gres=gpu:1 bash -c \
+            '[ "$SLURM_PROCID" = 1 ] && export CUDA_VISIBLE_DEVICES='"$uuid"'; exec '"$tool"' check' 2>&1)
+        echo "$out"
+        grep -q 'problem: ranks 0 and 1 on .*: both use GPU .*Duplicate GPU detected' <<<"$out"
+    }
+    run check_bus_id_index_and_uuid check_bus_id
+    if ((gpus >= 2)); then
+        run "check_nccl_${gpus}_ranks" check_nccl "$gpus"
+        # --gpus-per-task=1: with ConstrainDevices=yes each task opens only its own GPU, and the
+        # check must warn (naming --gres-flags=allow-task-sharing); with allow-task-sharing, not.
+        check_isolation() {
+            local out constrained
+            constrained=$(scontrol show config 2>/dev/null | grep -ci 'ConstrainDevices *= *yes' || true)
+            out=$(timeout 120 srun -n2 --gpus-per-task=1 "$tool" check 2>&1)
+            echo "$out"
+            if [[ $constrained -gt 0 ]]; then
+                grep -q 'warning: node .*--gres-flags=allow-task-sharing' <<<"$out" || return 1
+                out=$(timeout 120 srun -n2 --gpus-per-task=1 --gres-flags=allow-task-sharing "$tool" check 2>&1)
+                echo "$out"
+                ! grep -q 'warning: node' <<<"$out"
+            else
+                echo "(ConstrainDevices is off here: no isolation to see, and no warning expected)"
+                ! grep -q 'warning: node' <<<"$out"
+            fi
+        }
+        run check_cgroup_isolation check_isolation
+    else
+        verdict NOT-RUN "check --nccl on N ranks, cgroup isolation" "(needs 2 GPUs)"
+    fi
+}
 
-[[ ${KEEP_SLURM:-0} = 1 ]] || bash .gpu/slurm-on-device.sh down >/dev/null 2>&1
-echo "gpu-test: $pass passed, $fail failed, $notrun not run (logs in $OUTDIR)"
-((fail == 0))
+step_run() {
+    if [[ ! -f $BUILD/gpu-test.env ]]; then
+        echo "gpu-test: no build in $BUILD: run 'bash scripts/gpu-test.sh build' first (in an earlier call on the same machine)"
+        return 1
+    fi
+    # shellcheck disable=SC1091
+    source "$BUILD/gpu-test.env"
+    find_programs || return 1
+    echo "gpu-test: $gpus GPU(s) here; the build's NCCL: from the $NCCL_FROM"
+    ((gpus > 0)) && printf '  %s\n' "$smi"
+    # Loading needs no GPU: checked everywhere.
+    if want load; then
+        run nccl_loading tests/api/nccl_loading_test.sh "$lib" "$probe" "$fakes" ON
+        run check_names_its_nccl tests/api/check_finds_nccl_test.sh "$tool" "$ROOT" "$fakes"
+    fi
+    if ((gpus == 0)); then
+        echo "gpu-test run: SKIPPED: no GPU here (nvidia-smi -L: ${smi:-not installed}); the checks that need none: $pass passed, $fail failed"
+        ((fail == 0)) && return 77
+        return 1
+    fi
+    slurm_up "$plugin" || {
+        verdict FAIL "Slurm up with the plugin" "(see $OUTDIR/slurm_up.log)"
+        return 1
+    }
+    want single && part_single
+    want repeat && part_repeat
+    want layouts && part_layouts
+    want faults && part_faults
+    want check && part_check
+    # The NCCL layer's fault scenarios on the fakes, here with the real driver present: the
+    # fakes must still be the ones loaded.
+    if want fakes && [[ $layer_tests != none ]]; then
+        run nccl_layer_on_fakes env LD_LIBRARY_PATH="$fakes:$fakes/prev" "$layer_tests"
+    fi
+    [[ ${KEEP_SLURM:-1} = 1 ]] || bash .gpu/slurm-on-device.sh down >/dev/null 2>&1
+    summary "run $PART"
+}
+
+case $STEP in
+build)
+    step_build && summary build
+    rc=$?
+    ;;
+run)
+    step_run
+    rc=$?
+    ;;
+*)
+    sed -n '3,8p' "$0"
+    echo "gpu-test: say build or run" >&2
+    rc=2
+    ;;
+esac
+exit $rc

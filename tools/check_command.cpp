@@ -3,13 +3,19 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <iostream>
+#include <memory>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 #include "check_facts.hpp"
 #include "check_gpu.hpp"
+#include "check_nccl_plan.hpp"
 #include "core/cluster_spec_env.hpp"
 #include "core/contract.hpp"
 #include "core/env_lookup.hpp"
@@ -105,15 +111,7 @@ int report_exchange_failure(const CheckArgs& a, const EnvLookup& env, const Chec
     return 1;
 }
 
-bool has_gpu(const EnvLookup& env) {
-    const auto v = env("CUDA_VISIBLE_DEVICES");
-    return v && !v->empty() && *v != "NoDevFiles";
-}
-
-}  // namespace
-
-int run_check_command(const std::vector<std::string>& args) {
-    CheckArgs a;
+std::optional<int> parse_args(const std::vector<std::string>& args, CheckArgs& a) {
     for (const auto& arg : args) {
         if (arg == "--json") {
             a.json = true;
@@ -130,14 +128,46 @@ int run_check_command(const std::vector<std::string>& args) {
             return usage("unknown argument '" + arg + "'");
         }
     }
-    const auto env = process_env();
+    return std::nullopt;
+}
+
+// Loading NCCL and the CUDA runtime starts the runtime, which waits on the driver: bounded like
+// the other facts, on a thread given up after `budget`.
+Result<nccl::LoadedLibraries> load_libraries(std::chrono::milliseconds budget) {
+    struct Shared {
+        std::mutex mu;
+        std::condition_variable cv;
+        std::optional<Result<nccl::LoadedLibraries>> got;
+    };
+    auto sh = std::make_shared<Shared>();
+    std::thread([sh] {
+        auto libs = nccl::loaded_libraries();
+        std::lock_guard<std::mutex> lock(sh->mu);
+        sh->got.emplace(std::move(libs));
+        sh->cv.notify_all();
+    }).detach();
+    std::unique_lock<std::mutex> lock(sh->mu);
+    if (!sh->cv.wait_for(lock, budget, [&] { return sh->got.has_value(); })) {
+        return make_error(Errc::timeout, "loading NCCL and the CUDA runtime did not finish in " +
+                                             std::to_string(budget.count()) +
+                                             " ms (is the GPU driver answering? nvidia-smi)");
+    }
+    return *sh->got;
+}
+
+// What this task sees by itself, before any exchange.
+struct LocalFacts {
+    CheckRecord mine;
+    GpuFacts gpu;
+    bool multi_node = true;
+    NcclPlan nccl;
+};
+
+Result<LocalFacts> gather_local(const CheckArgs& a, const EnvLookup& env) {
     // The inputs sddp_init uses too, so that both derive the same MASTER_ADDR and port.
     auto id = detect_identity(env, gather_identity_inputs(env));
-    if (!id) {
-        print("slurm-ddp check: FAILED: cannot tell this task's rank: " + id.error().message + "\n",
-              true);
-        return 1;
-    }
+    if (!id)
+        return make_error(id.error().code, "cannot tell this task's rank: " + id.error().message);
     // Facts get a slice of the budget, so a dead resolver still leaves time for the exchange.
     const auto fact_budget =
         std::min<std::chrono::milliseconds>(a.timeout / 4, std::chrono::seconds(2));
@@ -147,64 +177,76 @@ int run_check_command(const std::vector<std::string>& args) {
         (*choice == TransportChoice::tcp ||
          (*choice == TransportChoice::automatic && auto_transport(env) == TransportChoice::tcp));
     if (!tcp) id->master_port.reset();  // PMI2 listens on nothing: no port to probe
-    CheckRecord mine = gather_check_record(*id, env, sddp_version(), fact_budget);
-    if (auto device = check_device(*id, env)) add_bus_id(*device, mine, fact_budget);
-    GpuFacts gpu;
-    gpu.uses_gpu = mine.gpu != "none";
-    if (gpu.uses_gpu) probe_device_files("/dev", gpu);
-    const bool multi_node = id->num_nodes.value_or(2) > 1;
+    LocalFacts f;
+    f.mine = gather_check_record(*id, env, sddp_version(), fact_budget);
+    if (auto device = check_device(*id, env)) add_bus_id(*device, f.mine, fact_budget);
+    f.gpu.uses_gpu = f.mine.gpu != "none";
+    if (f.gpu.uses_gpu) probe_device_files("/dev", f.gpu);
+    f.multi_node = id->num_nodes.value_or(2) > 1;
+    if (a.nccl) f.nccl = plan_nccl(true, env, load_libraries(fact_budget));
+    return f;
+}
 
-    const bool nccl = a.nccl && sddp_have_nccl() && has_gpu(env);
-    std::string nccl_note;
-    if (a.nccl && !nccl) {
-        nccl_note = sddp_have_nccl() ? "nccl: skipped (no GPU visible to this task)"
-                                     : "nccl: skipped (this slurm-ddp was built without NCCL)";
-    }
+// The one-element all-reduce, into gpu.nccl; true while a thread is still inside NCCL.
+bool run_allreduce(sddp_handle* h, const CheckArgs& a, GpuFacts& gpu) {
+    bool inside_nccl = false;
+    // Half the budget: a rank whose all-reduce hangs must still reach the exchange after it
+    // before its peers' wait there (the full timeout) runs out, to say so.
+    auto sum = nccl::check_allreduce(sddp_nccl_comm(h), sddp_cuda_device(h), sddp_rank(h),
+                                     sddp_world_size(h), a.timeout / 2, &inside_nccl);
+    gpu.nccl = sum ? "ok" : "failed";
+    gpu.nccl_detail =
+        sum ? "sum " + std::to_string(sum->got) + " = " + std::to_string(sum->expected)
+            : sum.error().message;
+    return inside_nccl;
+}
 
-    sddp_options opts;
-    sddp_options_init(&opts);
-    opts.no_nccl = nccl ? 0 : 1;
-    opts.timeout_ms = a.timeout.count();
-    sddp_handle* h = nullptr;
-    if (sddp_init(&opts, &h) != SDDP_OK) {
-        return report_exchange_failure(a, env, mine, multi_node, sddp_last_error());
-    }
-    bool allreduce_inside_nccl = false;
-    if (nccl) {
-        // Half the budget: a rank whose all-reduce hangs must still reach the exchange below
-        // before its peers' wait there (the full timeout) runs out, to say so.
-        auto sum = nccl::check_allreduce(sddp_nccl_comm(h), sddp_cuda_device(h), sddp_rank(h),
-                                         sddp_world_size(h), a.timeout / 2, &allreduce_inside_nccl);
-        gpu.nccl = sum ? "ok" : "failed";
-        gpu.nccl_detail =
-            sum ? "sum " + std::to_string(sum->got) + " = " + std::to_string(sum->expected)
-                : sum.error().message;
-    }
-
-    const auto world = static_cast<std::size_t>(sddp_world_size(h));
-    std::vector<std::uint8_t> all(world * kCheckRecordBytes);
-    const auto bytes = encode_check_record(mine);
-    if (sddp_allgather(h, bytes.data(), bytes.size(), all.data()) != SDDP_OK) {
-        const std::string error = sddp_last_error();
-        (void)sddp_abort(h, "slurm-ddp check: exchange failed");
-        return report_exchange_failure(a, env, mine, multi_node, error);
-    }
-    std::vector<std::uint8_t> all_gpu(world * kGpuFactsBytes);
-    const auto gpu_bytes = encode_gpu_facts(gpu);
-    if (sddp_allgather(h, gpu_bytes.data(), gpu_bytes.size(), all_gpu.data()) != SDDP_OK) {
-        const std::string error = sddp_last_error();
-        (void)sddp_abort(h, "slurm-ddp check: exchange failed");
-        return report_exchange_failure(a, env, mine, multi_node, error);
-    }
+// Every rank's record (still encoded: decoded once the handle is closed) and GPU facts.
+struct Gathered {
+    std::vector<std::uint8_t> records;
     std::vector<GpuFacts> gpus;
-    bool nccl_failed = false;
-    for (std::size_t i = 0; i < world; ++i) {
-        gpus.push_back(decode_gpu_facts(
-            std::span<const std::uint8_t>(all_gpu).subspan(i * kGpuFactsBytes, kGpuFactsBytes)));
-        nccl_failed = nccl_failed || (!gpus.back().nccl.empty() && gpus.back().nccl != "ok");
+};
+
+// Both rounds of the exchange; the error is the library's.
+Result<Gathered> exchange(sddp_handle* h, const LocalFacts& f) {
+    const auto world = static_cast<std::size_t>(sddp_world_size(h));
+    Gathered out;
+    out.records.resize(world * kCheckRecordBytes);
+    const auto bytes = encode_check_record(f.mine);
+    std::vector<std::uint8_t> all_gpu(world * kGpuFactsBytes);
+    const auto gpu_bytes = encode_gpu_facts(f.gpu);
+    if (sddp_allgather(h, bytes.data(), bytes.size(), out.records.data()) != SDDP_OK ||
+        sddp_allgather(h, gpu_bytes.data(), gpu_bytes.size(), all_gpu.data()) != SDDP_OK) {
+        const std::string error = sddp_last_error();
+        (void)sddp_abort(h, "slurm-ddp check: exchange failed");
+        return make_error(Errc::peer_lost, error);
     }
-    // Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
-    // communicators are aborted on every rank rather than finalised.
+    for (std::size_t i = 0; i < world; ++i) {
+        out.gpus.push_back(decode_gpu_facts(
+            std::span<const std::uint8_t>(all_gpu).subspan(i * kGpuFactsBytes, kGpuFactsBytes)));
+    }
+    return out;
+}
+
+Result<std::vector<CheckRecord>> decode_records(std::span<const std::uint8_t> all) {
+    std::vector<CheckRecord> records;
+    for (std::size_t i = 0; i < all.size() / kCheckRecordBytes; ++i) {
+        auto r = decode_check_record(all.subspan(i * kCheckRecordBytes, kCheckRecordBytes));
+        if (!r) {
+            return make_error(Errc::protocol,
+                              "rank " + std::to_string(i) + ": " + r.error().message);
+        }
+        records.push_back(std::move(*r));
+    }
+    return records;
+}
+
+// Every rank knows the same: after a failed all-reduce (perhaps still in flight) the
+// communicators are aborted on every rank rather than finalised.
+void close_handle(sddp_handle* h, bool allreduce_inside_nccl, const std::vector<GpuFacts>& gpus) {
+    const bool nccl_failed = std::any_of(gpus.begin(), gpus.end(), [](const GpuFacts& g) {
+        return !g.nccl.empty() && g.nccl != "ok";
+    });
     if (allreduce_inside_nccl) {
         // A thread is still inside ncclAllReduce on the world communicator: aborting or
         // finalising it now would free it under that thread. The handle is left to the
@@ -218,45 +260,68 @@ int run_check_command(const std::vector<std::string>& args) {
     } else {
         (void)sddp_finalize(h);
     }
+}
 
-    std::vector<CheckRecord> records;
-    std::optional<std::string> decode_error;
-    for (std::size_t i = 0; i < world; ++i) {
-        auto r = decode_check_record(
-            std::span<const std::uint8_t>(all).subspan(i * kCheckRecordBytes, kCheckRecordBytes));
-        if (!r) {
-            decode_error = "rank " + std::to_string(i) + ": " + r.error().message;
-            break;
-        }
-        records.push_back(std::move(*r));
-    }
-    if (decode_error) return report_exchange_failure(a, env, mine, multi_node, *decode_error);
-
+// The verdict: rank 0 prints the table (or, before a program, each named rank its lines).
+int report(const CheckArgs& a, const EnvLookup& env, const LocalFacts& f,
+           const std::vector<CheckRecord>& records, const std::vector<GpuFacts>& gpus) {
     auto problems = judge_step(records);
     for (auto& p : nccl_problems(records, gpus)) problems.push_back(std::move(p));
     std::string warnings;
     for (const auto& w : isolation_warnings(records, gpus)) warnings += "warning: " + w + "\n";
+    const std::uint32_t rank = f.mine.rank;
     if (a.before_program) {
-        if (mine.rank == 0 && !warnings.empty()) print(warnings, true);
+        if (rank == 0 && !warnings.empty()) print(warnings, true);
         if (problems.empty()) return 0;
         std::string text;
         for (const auto& p : problems) {
-            if (mine.rank == 0 || names(p, mine.rank)) text += "problem: " + p.line() + "\n";
+            if (rank == 0 || names(p, rank)) text += "problem: " + p.line() + "\n";
         }
-        text += verdict_line(world, problems) + "\n";
+        text += verdict_line(records.size(), problems) + "\n";
         print(text, true);
         return 1;
     }
-    if (mine.rank == 0) {
+    if (rank == 0) {
         if (a.json) {
             print(format_check_json(records, problems, std::nullopt), false);
         } else {
             print(format_check_report(records, problems) + warnings + nccl_lines(records, gpus) +
-                      (nccl_note.empty() ? "" : nccl_note + "\n") + cluster_spec_line(env),
+                      (f.nccl.note.empty() ? "" : f.nccl.note + "\n") + cluster_spec_line(env),
                   false);
         }
     }
     return problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+int run_check_command(const std::vector<std::string>& args) {
+    CheckArgs a;
+    if (auto code = parse_args(args, a)) return *code;
+    const auto env = process_env();
+    auto local = gather_local(a, env);
+    if (!local) {
+        print("slurm-ddp check: FAILED: " + local.error().message + "\n", true);
+        return 1;
+    }
+    LocalFacts& f = *local;
+    sddp_options opts;
+    sddp_options_init(&opts);
+    opts.no_nccl = f.nccl.run ? 0 : 1;
+    opts.timeout_ms = a.timeout.count();
+    sddp_handle* h = nullptr;
+    if (sddp_init(&opts, &h) != SDDP_OK) {
+        return report_exchange_failure(a, env, f.mine, f.multi_node, sddp_last_error());
+    }
+    const bool inside_nccl = f.nccl.run && run_allreduce(h, a, f.gpu);
+    auto step = exchange(h, f);
+    if (!step) return report_exchange_failure(a, env, f.mine, f.multi_node, step.error().message);
+    close_handle(h, inside_nccl, step->gpus);
+    auto records = decode_records(step->records);
+    if (!records) {
+        return report_exchange_failure(a, env, f.mine, f.multi_node, records.error().message);
+    }
+    return report(a, env, f, *records, step->gpus);
 }
 
 }  // namespace sddp::check

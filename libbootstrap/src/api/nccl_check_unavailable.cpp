@@ -13,6 +13,10 @@ Error unsupported() {
 
 }  // namespace
 
+Result<LoadedLibraries> loaded_libraries() {
+    return unsupported();
+}
+
 Result<std::string> pci_bus_id(int) {
     return unsupported();
 }

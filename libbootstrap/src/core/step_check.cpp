@@ -18,41 +18,38 @@ constexpr std::uint8_t kCheckVersion = 1;
 constexpr std::size_t kMaxCheckField = 140;
 static_assert(std::size_t{14} * (4 + kMaxCheckField) + std::size_t{5} * 4 <= kCheckRecordBytes);
 
-void put_u32(std::vector<std::uint8_t>& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8)
-        out.push_back(static_cast<std::uint8_t>(v >> shift));
-}
-
-void put_str(std::vector<std::uint8_t>& out, std::string_view s) {
+void put_str(Bytes& out, std::string_view s) {
     s = s.substr(0, kMaxCheckField);
-    put_u32(out, static_cast<std::uint32_t>(s.size()));
+    put_be32(out, static_cast<std::uint32_t>(s.size()));
     out.insert(out.end(), s.begin(), s.end());
 }
 
+// The record's fields over core's reader: a length-prefixed string never longer than a field.
 class Reader {
   public:
-    explicit Reader(std::span<const std::uint8_t> b) : b_(b) {}
+    explicit Reader(std::span<const std::uint8_t> b) : in_(b) {}
     bool u32(std::uint32_t& v) {
-        if (b_.size() < 4) return false;
-        v = (std::uint32_t{b_[0]} << 24) | (std::uint32_t{b_[1]} << 16) |
-            (std::uint32_t{b_[2]} << 8) | std::uint32_t{b_[3]};
-        b_ = b_.subspan(4);
-        return true;
+        auto got = in_.u32();
+        if (got) v = *got;
+        return got.has_value();
     }
     bool str(std::string& s) {
         std::uint32_t n = 0;
-        if (!u32(n) || n > kMaxCheckField || n > b_.size()) return false;
-        s.assign(b_.begin(), b_.begin() + n);
-        b_ = b_.subspan(n);
+        if (!u32(n) || n > kMaxCheckField) return false;
+        auto bytes = in_.take(n);
+        if (!bytes) return false;
+        s.assign(bytes->begin(), bytes->end());
         return true;
     }
     // The rest is padding: zeros only, or this is not a record of ours.
-    bool padding() const {
-        return std::all_of(b_.begin(), b_.end(), [](std::uint8_t c) { return c == 0; });
+    bool padding() {
+        auto rest = in_.take(in_.remaining());
+        return rest &&
+               std::all_of(rest->begin(), rest->end(), [](std::uint8_t c) { return c == 0; });
     }
 
   private:
-    std::span<const std::uint8_t> b_;
+    BigEndianReader in_;
 };
 
 std::string node(const CheckRecord& r) {
@@ -167,13 +164,13 @@ Result<std::string> judge_master_address(const std::string& master_addr,
 }
 
 std::vector<std::uint8_t> encode_check_record(const CheckRecord& r) {
-    std::vector<std::uint8_t> out;
+    Bytes out;
     out.reserve(kCheckRecordBytes);
-    put_u32(out, kCheckVersion);
-    put_u32(out, r.rank);
-    put_u32(out, r.world_size);
-    put_u32(out, static_cast<std::uint32_t>(r.node_rank));
-    put_u32(out, r.master_port);
+    put_be32(out, kCheckVersion);
+    put_be32(out, r.rank);
+    put_be32(out, r.world_size);
+    put_be32(out, static_cast<std::uint32_t>(r.node_rank));
+    put_be32(out, r.master_port);
     for (const std::string* s :
          {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
           &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,

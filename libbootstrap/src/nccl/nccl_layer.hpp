@@ -68,6 +68,16 @@ class Comms {
 // outcome, so that every rank returns the same error, naming the rank that failed.
 Result<std::unique_ptr<Comms>> create_comms(Transport& t, const CommParams& p);
 
+// The NCCL and CUDA runtime files this process uses, loading them as load() does (a process
+// that holds none looks where a PyTorch of its Python environment would, os/library_search.hpp):
+// `slurm-ddp check` names them. The error names every file tried.
+struct LoadedLibraries {
+    std::string nccl_path;
+    std::string nccl_version;  // "2.28.9"
+    std::string cuda_runtime_path;
+};
+Result<LoadedLibraries> loaded_libraries();
+
 // cudaDeviceGetPCIBusId of visible device `device` (lower case), without choosing or setting it.
 Result<std::string> pci_bus_id(int device);
 

@@ -62,16 +62,19 @@ struct CudaApi {
     std::string path;
 };
 
-// Loaded once per process (later calls return the same answer). Errc::unsupported with a
-// message naming the library and the fix when it is missing, lacks an entry point or is older
-// than kMinNcclVersion.
+// Loaded once per process (later calls return the same answer): the copy the process holds,
+// else SLURM_DDP_NCCL_LIBRARY's, else the first of os/library_search.hpp's candidates
+// (LD_LIBRARY_PATH, the Python environment's nvidia-nccl wheel, the loader's search).
+// Errc::unsupported with a message naming the files tried and the fix when it is missing, lacks
+// an entry point or is older than kMinNcclVersion.
 Result<const NcclApi*> nccl_api();
 Result<const CudaApi*> cuda_api();
 
 // Pure: the CUDA runtime SONAMEs to try, the one of the CUDA this was built with first.
 std::vector<std::string> cudart_sonames(int built_major);
 // Not cached (cuda_api() is): the first of `sonames` the process already holds (RTLD_NOLOAD);
-// else the first that loads and whose cudaGetDeviceCount does not answer
+// else, each looked for as os/library_search.hpp says (the wheels' nvidia/cuda_runtime/lib and
+// nvidia/cuNN/lib), the first that loads and whose cudaGetDeviceCount does not answer
 // cudaErrorInsufficientDriver. The error names each runtime tried and why it was passed over.
 // `prefix` "hip" binds the HIP runtime's entry points (hipGetDeviceCount, ...) for RCCL.
 Result<CudaApi> load_cuda_runtime(const std::vector<std::string>& sonames,

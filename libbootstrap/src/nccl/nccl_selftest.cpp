@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one-element all-reduce of `slurm-ddp check --nccl`, and the bus id of a visible GPU.
+// The one-element all-reduce of `slurm-ddp check --nccl`, the bus id of a visible GPU, and the
+// files the check names.
 #include <algorithm>
 #include <array>
 #include <cctype>
@@ -130,6 +131,12 @@ void run_allreduce(const NcclApi& nccl, const CudaApi& cuda, ncclComm_t comm, in
 }
 
 }  // namespace
+
+Result<LoadedLibraries> loaded_libraries() {
+    SDDP_TRY(nccl, nccl_api());
+    SDDP_TRY(cuda, cuda_api());
+    return LoadedLibraries{nccl->path, version_text(nccl->version), cuda->path};
+}
 
 Result<std::string> pci_bus_id(int device) {
     SDDP_TRY(cuda_ptr, cuda_api());

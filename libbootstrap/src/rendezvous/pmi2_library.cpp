@@ -1,24 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/pmi2_library.hpp"
 
-#include <dlfcn.h>
-
 #include <mutex>
 #include <optional>
 #include <vector>
 
 #include "core/contract.hpp"
+#include "os/shared_library.hpp"
 
 namespace sddp {
 namespace {
-
-template <typename Fn>
-bool resolve(void* lib, const char* name, Fn& fn, std::string& missing) {
-    // dlsym returns void*; POSIX guarantees the conversion to a function pointer works.
-    fn = reinterpret_cast<Fn>(dlsym(lib, name));
-    if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
-    return fn != nullptr;
-}
 
 Result<Pmi2Api> load_uncached(const EnvLookup& env) {
     std::vector<std::string> candidates;
@@ -27,36 +18,28 @@ Result<Pmi2Api> load_uncached(const EnvLookup& env) {
     } else {
         candidates = {"libpmi2.so.0", "libpmi2.so"};
     }
-    std::string errors;
-    for (const auto& path : candidates) {
-        void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!lib) {
-            const char* e = dlerror();
-            errors += (errors.empty() ? "" : "; ") + std::string(e ? e : path.c_str());
-            continue;
-        }
-        Pmi2Api api;
-        api.path = path;
-        std::string missing;
-        resolve(lib, "PMI2_Init", api.init, missing);
-        resolve(lib, "PMI2_Initialized", api.initialized, missing);
-        resolve(lib, "PMI2_Finalize", api.finalize, missing);
-        resolve(lib, "PMI2_Job_GetId", api.job_get_id, missing);
-        resolve(lib, "PMI2_KVS_Put", api.kvs_put, missing);
-        resolve(lib, "PMI2_KVS_Fence", api.kvs_fence, missing);
-        resolve(lib, "PMI2_KVS_Get", api.kvs_get, missing);
-        if (!missing.empty()) {
-            dlclose(lib);
-            errors += (errors.empty() ? "" : "; ") + path + " lacks " + missing;
-            continue;
-        }
-        return api;
+    SharedLibrary::Options options;
+    options.required = {"PMI2_Init",    "PMI2_Initialized", "PMI2_Finalize", "PMI2_Job_GetId",
+                        "PMI2_KVS_Put", "PMI2_KVS_Fence",   "PMI2_KVS_Get"};
+    auto lib = SharedLibrary::open(candidates, options);
+    if (!lib) {
+        return make_error(Errc::unsupported,
+                          "the PMI2 library cannot be loaded (tried " + lib.error().message +
+                              "); install Slurm's libpmi2 (Debian/Ubuntu: libpmi2-0) or use the "
+                              "TCP transport (" +
+                              std::string(contract::kTransportVar) + "=tcp)");
     }
-    return make_error(Errc::unsupported,
-                      "the PMI2 library cannot be loaded (" + errors +
-                          "); install Slurm's libpmi2 (Debian/Ubuntu: libpmi2-0) or use the TCP "
-                          "transport (" +
-                          std::string(contract::kTransportVar) + "=tcp)");
+    Pmi2Api api;
+    api.path = lib->path();
+    lib->bind("PMI2_Init", api.init);
+    lib->bind("PMI2_Initialized", api.initialized);
+    lib->bind("PMI2_Finalize", api.finalize);
+    lib->bind("PMI2_Job_GetId", api.job_get_id);
+    lib->bind("PMI2_KVS_Put", api.kvs_put);
+    lib->bind("PMI2_KVS_Fence", api.kvs_fence);
+    lib->bind("PMI2_KVS_Get", api.kvs_get);
+    lib->keep();
+    return api;
 }
 
 }  // namespace

@@ -7,8 +7,9 @@
 // The library and the CLI link libhwloc itself; the set below is what the topology objects
 // import (`nm -u`), checked by the plugin host, which finds libhwloc unloaded after a step
 // without --ddp and loaded by gpu-bind=closest.
-#include <dlfcn.h>
 #include <hwloc.h>
+
+#include "os/shared_library.hpp"
 
 namespace {
 
@@ -23,29 +24,19 @@ constexpr const char* kHwlocLibrary = "libhwloc.so.15";
 // static's destructor runs at dlclose). In that scope hwloc's own component plugins (hwloc_pci.so)
 // do not find its symbols and stay off, as before; RTLD_GLOBAL would turn them on, and with them
 // libpciaccess, which leaks (valgrind, plugin_host_valgrind): a separate change.
-class Library {
-  public:
-    Library() : handle_(::dlopen(kHwlocLibrary, RTLD_NOW | RTLD_LOCAL)) {}
-    ~Library() {
-        if (handle_ != nullptr) ::dlclose(handle_);
-    }
-    Library(const Library&) = delete;
-    Library& operator=(const Library&) = delete;
-    void* get() const { return handle_; }
-
-  private:
-    void* handle_;
-};
-
-void* library() {
-    static const Library lib;
-    return lib.get();
+const sddp::SharedLibrary& library() {
+    static const sddp::SharedLibrary lib = [] {
+        auto opened = sddp::SharedLibrary::open({kHwlocLibrary});
+        return opened ? std::move(*opened) : sddp::SharedLibrary();
+    }();
+    return lib;
 }
 
 template <typename Fn>
 Fn real(const char* name) {
-    void* lib = library();
-    return lib != nullptr ? reinterpret_cast<Fn>(::dlsym(lib, name)) : nullptr;
+    Fn fn = nullptr;
+    library().bind(name, fn);
+    return fn;
 }
 
 // Each forwarder looks its function up once; a missing library makes hwloc_topology_init fail
