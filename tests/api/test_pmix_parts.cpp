@@ -8,7 +8,6 @@
 
 #include "core/env_lookup.hpp"
 #include "rendezvous/pmix_abi.hpp"
-#include "rendezvous/pmix_keys.hpp"
 #include "rendezvous/pmix_transport.hpp"
 #include "rendezvous/select_transport.hpp"
 

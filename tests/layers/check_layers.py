@@ -12,6 +12,8 @@ usage: check_layers.py SOURCE_DIR
    file's folder and held to the same rule; one that leaves libbootstrap/src/ from a file inside
    it is an error of its own.
 2. The core does no I/O and no system calls: none of the headers that bring them, no getenv.
+   The wire protocol that the rendezvous owns (libbootstrap/src/rendezvous/protocol/) is held to
+   the same rule, and includes only the core and its own folder.
 3. Every SLURM_DDP_* name is spelled in core/contract.hpp only (comments aside). Adjacent string
    literals are joined first, as the compiler does, so "SLURM_" "DDP_X" counts as a spelling.
 Prints one line per violation and exits 1 when there is any.
@@ -30,6 +32,8 @@ PLUGIN_FORBIDDEN = {"api", "nccl"}
 # The public headers are the API's face: including them is including the api layer.
 PUBLIC_HEADER_DIR = "slurm_ddp"
 CONTRACT = "libbootstrap/src/core/contract.hpp"
+# Folders outside core/ that are pure all the same, and what they may include.
+PURE_FOLDERS = {"rendezvous/protocol": ("core/", "rendezvous/protocol/")}
 CORE_FORBIDDEN_HEADERS = re.compile(
     r"^(unistd\.h|fcntl\.h|dlfcn\.h|netdb\.h|poll\.h|pthread\.h|glob\.h|sys/.*|arpa/.*|"
     r"netinet/.*|fstream|iostream|cstdio|stdio\.h|thread|mutex|filesystem|hwloc\.h|nccl\.h|"
@@ -141,6 +145,9 @@ def main(root):
             layer, allowed = "plugin", set(LAYERS) - PLUGIN_FORBIDDEN
         else:
             layer, allowed = "tools", set(LAYERS)
+        inside = path.relative_to(src).as_posix() if path.is_relative_to(src) else ""
+        pure_folder = next((f for f in PURE_FOLDERS if inside.startswith(f + "/")), None)
+        pure = layer == "core" or pure_folder is not None
         code = strip_comments(path.read_text(errors="replace"))
         for n, line in enumerate(code.splitlines(), 1):
             m = INCLUDE.match(line)
@@ -154,17 +161,22 @@ def main(root):
                 elif top and top not in allowed:
                     problems.append(f"{rel}:{n}: {layer} includes \"{header}\" from the higher "
                                     f"layer '{top}'")
+                elif pure_folder and top and not os.path.normpath(
+                        os.path.relpath(path.parent / header, src) if header.startswith(".")
+                        else header).startswith(PURE_FOLDERS[pure_folder]):
+                    problems.append(f"{rel}:{n}: {pure_folder}/ is pure and includes \"{header}\"; "
+                                    f"it may include only {' and '.join(PURE_FOLDERS[pure_folder])}")
             else:
                 top = os.path.normpath(header).split(os.sep)[0]
                 top = "api" if top == PUBLIC_HEADER_DIR else top
                 if top in LAYERS and top not in allowed:
                     problems.append(f"{rel}:{n}: {layer} includes <{header}> from the higher "
                                     f"layer '{top}'")
-                if layer == "core" and CORE_FORBIDDEN_HEADERS.match(header):
+                if pure and CORE_FORBIDDEN_HEADERS.match(header):
                     problems.append(f"{rel}:{n}: the core includes <{header}>; I/O and system "
                                     "calls belong in os/ or above")
         for n, line in enumerate(join_literals(code).splitlines(), 1):
-            if layer == "core" and GETENV.search(line):
+            if pure and GETENV.search(line):
                 problems.append(f"{rel}:{n}: the core calls getenv; take an EnvLookup")
             if DDP_NAME.search(line) and rel.as_posix() != CONTRACT:
                 problems.append(f"{rel}:{n}: spells a SLURM_DDP_* name; use core/contract.hpp")

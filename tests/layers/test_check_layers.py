@@ -142,6 +142,19 @@ class CheckLayers(unittest.TestCase):
                            '#include <cstdlib>\n\nconst char* e = std::getenv("HOME");\n',
                            "libbootstrap/src/core/bad.cpp:3", ["getenv"])
 
+    def test_protocol_folder_is_pure(self):
+        self.assert_caught("libbootstrap/src/rendezvous/protocol/bad.cpp",
+                           '#include "core/result.hpp"\n#include <sys/socket.h>\n',
+                           "libbootstrap/src/rendezvous/protocol/bad.cpp:2", ["sys/socket.h"])
+
+    def test_protocol_folder_includes_only_core_and_itself(self):
+        self.assert_caught("libbootstrap/src/rendezvous/protocol/bad.cpp",
+                           '#include "rendezvous/protocol/wire.hpp"\n'
+                           '#include "../protocol/wire.hpp"\n#include "core/result.hpp"\n'
+                           '#include "rendezvous/tcp_node.hpp"\n',
+                           "libbootstrap/src/rendezvous/protocol/bad.cpp:4",
+                           ["rendezvous/tcp_node.hpp", "pure"])
+
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:

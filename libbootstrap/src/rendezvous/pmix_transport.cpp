@@ -12,7 +12,6 @@
 #include "core/contract.hpp"
 #include "rendezvous/kvs_transport.hpp"
 #include "rendezvous/pmi2_worker.hpp"
-#include "rendezvous/pmix_keys.hpp"
 #include "rendezvous/pmix_library.hpp"
 
 namespace sddp {
@@ -280,3 +279,11 @@ Result<std::unique_ptr<Transport>> make_pmix_transport(const RendezvousConfig& c
 }
 
 }  // namespace sddp
+
+namespace sddp::pmix {
+
+std::string key(std::uint64_t seq) {
+    return "sddp." + std::to_string(seq);
+}
+
+}  // namespace sddp::pmix

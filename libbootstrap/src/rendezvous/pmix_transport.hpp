@@ -4,7 +4,7 @@
 //
 // As with PMI2 there is no port and no MASTER_ADDR: the PMIx server in slurmstepd connects every
 // task and moves the data between nodes at a fence. Collectives are put + commit + fence + get,
-// with every record one byte-object value under the key "sddp.<seq>" (pmix_keys.hpp):
+// with every record one byte-object value under the key "sddp.<seq>" (pmix::key below):
 //   broadcast   the root puts, all fence, the others get the root's key.
 //   allgather   every rank puts, all fence (collecting the data on every node), every rank gets
 //               every record: local lookups in its own PMIx client after the fence.
@@ -20,7 +20,10 @@
 // second sddp_init in the same process works.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <string>
 
 #include "core/env_lookup.hpp"
 #include "core/result.hpp"
@@ -37,3 +40,16 @@ Result<std::unique_ptr<Transport>> make_pmix_transport(const RendezvousConfig& c
                                                        const EnvLookup& env);
 
 }  // namespace sddp
+
+namespace sddp::pmix {
+
+// PMIx values are typed, so a record travels as one byte object (no hex, no chunks, unlike PMI2).
+// Keys are per process, so they need not carry the rank; they carry a sequence number so that no
+// key is ever put twice (a second put would replace the first before a slow peer read it). Keys
+// starting with "pmix" are reserved by the standard; ours never do.
+std::string key(std::uint64_t seq);
+
+// Far above any preflight or id record; keeps one rank's mistake from flooding every node.
+inline constexpr std::size_t kMaxRecordBytes = 16u << 20;
+
+}  // namespace sddp::pmix

@@ -15,6 +15,7 @@
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
 #include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp_transport.hpp"
 
 namespace sddp::tcp {
 namespace {
@@ -499,3 +500,12 @@ void Node::log(const std::string& line) const {
 }
 
 }  // namespace sddp::tcp
+
+namespace sddp {
+
+Result<std::unique_ptr<Transport>> make_tcp_transport(const RendezvousConfig& cfg) {
+    SDDP_TRY(node, tcp::Node::create(cfg));
+    return std::unique_ptr<Transport>(std::move(node));
+}
+
+}  // namespace sddp

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// The options the trainer-facing pieces add (launcher, torchelastic, workers, rank order, port
+// blocks, net hints, debug): parsed from --ddp text and plugstack.conf arguments.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "core/debug_env.hpp"
+#include "core/framework_env.hpp"
+#include "core/options.hpp"
+#include "core/rank_order.hpp"
+#include "step_vars.hpp"
+
+using namespace sddp;
+using namespace sddp::unit;
+
+// ---- options -------------------------------------------------------------------------------
+
+TEST(TrainerOptions, ParsesNewKeys) {
+    auto o = opts_of("launcher,nproc=8,torchelastic,ports=16,net-hints,debug=/scratch/d");
+    EXPECT_TRUE(*o.launcher);
+    EXPECT_EQ(*o.nproc, 8u);
+    EXPECT_TRUE(*o.torchelastic);
+    EXPECT_EQ(*o.ports, 16u);
+    EXPECT_TRUE(*o.nccl_hints);
+    EXPECT_TRUE(*o.debug);
+    EXPECT_EQ(*o.debug_dir, "/scratch/d");
+    EXPECT_EQ(describe_options(o),
+              "ports=16,net-hints,launcher,nproc=8,torchelastic,debug=/scratch/d");
+    EXPECT_EQ(*opts_of("rank-order=node").rank_order, RankOrder::node);
+    EXPECT_TRUE(*opts_of("nccl-hints").nccl_hints);  // the older name still works
+    EXPECT_FALSE(opts_of("debug").debug_dir.has_value());
+    EXPECT_FALSE(*opts_of("debug=no").debug);
+}
+
+TEST(TrainerOptions, SiteDefaultsAndUserOverride) {
+    auto site = parse_site_arguments({"ports=8", "torchelastic", "rank-order=node", "debug=dbg"});
+    ASSERT_TRUE(site.ok()) << site.error().message;
+    auto merged = merge_options(*site, opts_of("ports=2,torchelastic=no"));
+    EXPECT_EQ(*merged.ports, 2u);
+    EXPECT_FALSE(*merged.torchelastic);
+    EXPECT_EQ(*merged.rank_order, RankOrder::node);
+    EXPECT_EQ(*merged.debug_dir, "dbg");
+}
+
+struct BadTrainerOption {
+    const char* text;
+    const char* must_mention;
+};
+class TrainerOptionErrors : public ::testing::TestWithParam<BadTrainerOption> {};
+
+TEST_P(TrainerOptionErrors, NamesTheProblemAndTheFix) {
+    auto o = parse_user_options(GetParam().text);
+    ASSERT_FALSE(o.ok()) << GetParam().text;
+    EXPECT_EQ(o.error().code, Errc::invalid_input);
+    EXPECT_NE(o.error().message.find(GetParam().must_mention), std::string::npos)
+        << o.error().message;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, TrainerOptionErrors,
+    ::testing::Values(BadTrainerOption{"ports=0", "from 1 to 256"},
+                      BadTrainerOption{"ports=999", "ports='999'"},
+                      BadTrainerOption{"ports", "ports=4"},
+                      BadTrainerOption{"nproc=4", "without launcher"},
+                      BadTrainerOption{"launcher,nproc=x", "from 1 to 1024"},
+                      BadTrainerOption{"rank-order=cyclic", "block"},
+                      BadTrainerOption{"launcher,rank-order=node", "drop rank-order"},
+                      BadTrainerOption{"net-hints,nccl-hints", "twice"},
+                      BadTrainerOption{"debug=a b", "without spaces"},
+                      BadTrainerOption{"launcher=maybe", "launcher=yes|no"},
+                      BadTrainerOption{"torchelastic=2", "torchelastic=yes|no"}));
