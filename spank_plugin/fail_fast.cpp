@@ -12,8 +12,8 @@
 #include <thread>
 #include <type_traits>
 
-#include "core/step_facts.hpp"
-#include "core/task_failure.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/task/task_failure.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // `--ddp=hostfile` on the node: write the step's host file before a task starts, remove it when
-// the step ends. The text and the path come from the core (core/step_hostfile.hpp).
+// the step ends. The text and the path come from the core (core/slurm/step_hostfile.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "core/result.hpp"
-#include "core/step_hostfile.hpp"
+#include "core/base/result.hpp"
+#include "core/slurm/step_hostfile.hpp"
 
 namespace sddp::plugin {
 

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "core/options.hpp"
-#include "core/options_help.hpp"
+#include "core/options/options.hpp"
+#include "core/options/options_help.hpp"
 #include "fail_fast.hpp"
 #include "hook_timer.hpp"
 #include "local_context.hpp"

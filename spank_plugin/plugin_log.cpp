@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <string>
 
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 #include "plugin_state.hpp"
 #include "spank_api.hpp"
 

@@ -12,7 +12,7 @@
 
 namespace sddp::plugin {
 
-// Routes the library's log sink (core/log) to Slurm: error -> slurm_error, warn -> slurm_info,
+// Routes the library's log sink (core/base/log) to Slurm: error -> slurm_error, warn -> slurm_info,
 // info -> slurm_verbose, debug -> slurm_debug. Called first in every process that loads us.
 void use_slurm_log();
 

@@ -10,8 +10,8 @@
 #include <optional>
 #include <string>
 
-#include "core/options.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/options/options.hpp"
 #include "hook_timer.hpp"
 
 namespace sddp::plugin {

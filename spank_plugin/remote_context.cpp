@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <string>
 
-#include "core/contract.hpp"
-#include "core/step_facts.hpp"
-#include "core/step_hostfile.hpp"
-#include "core/task_env.hpp"
+#include "core/options/contract.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/slurm/step_hostfile.hpp"
+#include "core/task/task_env.hpp"
 #include "hostfile_io.hpp"
 #include "os/make_dirs.hpp"
 #include "plugin_log.hpp"

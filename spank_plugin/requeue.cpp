@@ -16,9 +16,9 @@
 #include <string>
 #include <type_traits>
 
-#include "core/contract.hpp"
-#include "core/numbers.hpp"
-#include "core/task_failure.hpp"
+#include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
+#include "core/task/task_failure.hpp"
 #include "plugin_log.hpp"
 
 #include "slurm_api.hpp"

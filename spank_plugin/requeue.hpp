@@ -11,7 +11,7 @@
 // finds the marker on the batch host and requeues the job, as root, through slurmctld.
 #pragma once
 
-#include "core/options.hpp"
+#include "core/options/options.hpp"
 #include "spank_api.hpp"
 
 namespace sddp::plugin {

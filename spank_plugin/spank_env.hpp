@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 #include "spank_api.hpp"
 
 namespace sddp::plugin {

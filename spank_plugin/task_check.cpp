@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/contract.hpp"
+#include "core/options/contract.hpp"
 #include "plugin_log.hpp"
 
 #ifndef SDDP_CHECK_TOOL

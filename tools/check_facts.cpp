@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "check_gpu.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
 
 namespace sddp::check {
 namespace {

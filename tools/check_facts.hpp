@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // The I/O half of `slurm-ddp check`: what this task can see of its node, each fact bounded.
-// The judging is pure and lives in core/step_check.
+// The judging is pure and lives in core/slurm/step_check.
 #pragma once
 
 #include <chrono>
 #include <string>
 
-#include "core/env_lookup.hpp"
-#include "core/identity.hpp"
-#include "core/step_check.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/slurm/step_check.hpp"
+#include "core/task/identity.hpp"
 
 namespace sddp::check {
 

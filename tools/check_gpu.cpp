@@ -16,7 +16,7 @@
 #include <sstream>
 #include <thread>
 
-#include "core/device_choice.hpp"
+#include "core/gpu/device_choice.hpp"
 #include "nccl/nccl_layer.hpp"
 
 namespace sddp::check {

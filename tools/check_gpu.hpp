@@ -2,7 +2,7 @@
 // The GPU half of `slurm-ddp check`, exchanged in a second round after the CheckRecords: which
 // of the node's GPU device files this task can open, and how its one-element NCCL all-reduce
 // went (--nccl). The bus id of the GPU a rank will use goes into its CheckRecord (gpu, gpu_key),
-// where core/step_check already names two ranks on one device.
+// where core/slurm/step_check already names two ranks on one device.
 #pragma once
 
 #include <chrono>
@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "core/env_lookup.hpp"
-#include "core/identity.hpp"
-#include "core/result.hpp"
-#include "core/step_check.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
+#include "core/slurm/step_check.hpp"
+#include "core/task/identity.hpp"
 
 namespace sddp::check {
 
@@ -38,7 +38,7 @@ GpuFacts decode_gpu_facts(std::span<const std::uint8_t> bytes);
 void probe_device_files(const std::string& dir, GpuFacts& f);
 
 // The index into this task's CUDA_VISIBLE_DEVICES of the GPU the library would use, by the very
-// rule sddp_init applies (core/device_choice.hpp, the plugin's binding rules), with the list's
+// rule sddp_init applies (core/gpu/device_choice.hpp, the plugin's binding rules), with the list's
 // length standing in for cudaGetDeviceCount; the error is the one sddp_init would give.
 Result<int> check_device(const Identity& id, const EnvLookup& env);
 

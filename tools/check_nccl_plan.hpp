@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 #include "nccl/nccl_layer.hpp"
 
 namespace sddp::check {

@@ -8,9 +8,9 @@
 #include <iostream>
 #include <optional>
 
-#include "core/options.hpp"
-#include "core/step_facts.hpp"
-#include "core/task_env.hpp"
+#include "core/options/options.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/task/task_env.hpp"
 #include "job_gpus.hpp"
 #include "os/host_files.hpp"
 #include "os/plugstack_file.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `slurm-ddp env`: the environment `srun --ddp` gives this task, computed by the same pipeline
-// the plugin runs (core/task_env), with the site's plugin arguments read from plugstack.conf.
+// the plugin runs (core/task/task_env), with the site's plugin arguments read from plugstack.conf.
 #pragma once
 
 #include <string>

@@ -14,9 +14,9 @@
 #include <optional>
 #include <string>
 
-#include "core/gpu_binding.hpp"
-#include "core/job_gres.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
+#include "core/gpu/gpu_binding.hpp"
+#include "core/slurm/job_gres.hpp"
 
 extern char** environ;
 

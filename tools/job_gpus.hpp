@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The step's GPU lists on this node as the plugin keeps them from slurm_spank_user_init, rebuilt
 // inside a running task for `slurm-ddp env` from the controller's record of the job
-// (core/job_gres.hpp), so that the CLI widens a narrowed task's list exactly as the plugin does.
+// (core/slurm/job_gres.hpp), so that the CLI widens a narrowed task's list exactly as the plugin
+// does.
 #pragma once
 
 #include <chrono>
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 
 namespace sddp::cli {
 

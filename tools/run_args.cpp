@@ -4,7 +4,7 @@
 #include <charconv>
 #include <optional>
 
-#include "core/hostlist.hpp"
+#include "core/slurm/hostlist.hpp"
 
 namespace sddp::run {
 namespace {

@@ -5,8 +5,8 @@
 #include <cstring>
 #include <iostream>
 
-#include "core/contract.hpp"
-#include "core/hostlist.hpp"
+#include "core/options/contract.hpp"
+#include "core/slurm/hostlist.hpp"
 #include "os/process_env.hpp"
 #include "run_args.hpp"
 #include "run_plan.hpp"

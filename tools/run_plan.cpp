@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <charconv>
 
-#include "core/contract.hpp"
-#include "core/hostlist.hpp"
+#include "core/options/contract.hpp"
+#include "core/slurm/hostlist.hpp"
 
 namespace sddp::run {
 namespace {

@@ -15,7 +15,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "run_failure.hpp"
 
 namespace sddp::run {

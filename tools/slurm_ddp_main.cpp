@@ -22,10 +22,10 @@
 #include <vector>
 
 #include "check_command.hpp"
-#include "core/hostlist.hpp"
-#include "core/options.hpp"
-#include "core/options_help.hpp"
-#include "core/task_counts.hpp"
+#include "core/options/options.hpp"
+#include "core/options/options_help.hpp"
+#include "core/slurm/hostlist.hpp"
+#include "core/slurm/task_counts.hpp"
 #include "env_command.hpp"
 #include "run_command.hpp"
 #include "stacks_command.hpp"

@@ -9,8 +9,8 @@
 #include <iostream>
 #include <set>
 
-#include "core/hostlist.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
+#include "core/slurm/hostlist.hpp"
 #include "stacks_child.hpp"
 #include "stacks_local.hpp"
 #include "stacks_report.hpp"

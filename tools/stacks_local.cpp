@@ -13,8 +13,8 @@
 #include <sstream>
 #include <thread>
 
-#include "core/contract.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
 #include "stacks_child.hpp"
 #include "stacks_frames.hpp"
 #include "stacks_slurm.hpp"

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/hostlist.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
+#include "core/slurm/hostlist.hpp"
 #include "rendezvous/tcp_rank_list.hpp"
 
 namespace sddp::stacks {

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cctype>
 
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
 
 namespace sddp::stacks {
 namespace {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/contract.hpp"
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
 
 namespace sddp::stacks {
 namespace {

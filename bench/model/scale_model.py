@@ -4,13 +4,13 @@
 finish the preflight at 10k and 100k ranks, for
 
   ours      two-level TCP rendezvous as implemented: node leaders (local rank 0, 8 ranks per node)
-            connect to rank 0, paced in batches of half the accept backlog (core/join_pacing.hpp);
+            connect to rank 0, paced in batches of half the accept backlog (rendezvous/protocol/join_pacing.hpp);
             locals reach their leader over Unix sockets. The preflight is a gather of the records
             to rank 0 and a broadcast of its verdict (rendezvous/preflight_exchange.hpp).
   ours, allgather  the same join, then a full allgather (sddp_allgather; the preflight of
             launchers that give no node ranks): rank 0 sends the result to every leader (root
             egress = leaders x N x (R+4) bytes);
-  ours, tree k  the node leaders in a k-ary tree (core/leader_tree.hpp, SLURM_DDP_TREE_FANOUT,
+  ours, tree k  the node leaders in a k-ary tree (rendezvous/protocol/leader_tree.hpp, SLURM_DDP_TREE_FANOUT,
             default 16): rank 0 admits k leaders, every leader admits k more, one level after
             the other; records merge upward level by level; the result is forwarded whole
             (store and forward) down ceil(log_k(leaders)) levels, k copies per leader;
@@ -245,11 +245,11 @@ def admission(clients, c_conn, backlog, rto=1.0):
             return float("inf")
 
 
-ADMIT_PACE = 100e-6  # core/join_pacing.hpp kAdmitCost
+ADMIT_PACE = 100e-6  # rendezvous/protocol/join_pacing.hpp kAdmitCost
 
 
 def admission_paced(clients, c_conn, backlog, pace=ADMIT_PACE, rto=1.0):
-    """As admission(), but clients arrive as core/join_pacing.hpp sends them: batches of
+    """As admission(), but clients arrive as rendezvous/protocol/join_pacing.hpp sends them: batches of
     backlog/2, batch i at i * batch * pace. Dropped SYNs (if rank 0 admits slower than the pace)
     retry after 1 s, 3 s, ..."""
     batch = max(backlog // 2, 16)

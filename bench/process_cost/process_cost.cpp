@@ -33,7 +33,7 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes.hpp"
+#include "core/base/bytes.hpp"
 #include "os/random_bytes.hpp"
 #include "rendezvous/tcp_transport.hpp"
 

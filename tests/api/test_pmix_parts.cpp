@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 #include "rendezvous/pmix_abi.hpp"
 #include "rendezvous/pmix_transport.hpp"
 #include "rendezvous/select_transport.hpp"

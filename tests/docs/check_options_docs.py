@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """docs/usage.md's options table is exactly what `slurm-ddp options --markdown` prints from the
-option table (core/options.cpp), and spank_ddp(8)'s options list exactly the options the code
+option table (core/options/options.cpp), and spank_ddp(8)'s options list exactly the options the code
 declares (`slurm-ddp options --names`), so the docs cannot drift.
 
 An entry names an option by its first word (`gpu-bind=...` is gpu-bind); an alias may be named in

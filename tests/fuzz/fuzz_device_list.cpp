@@ -14,8 +14,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/device_list.hpp"
-#include "core/gpu_binding.hpp"
+#include "core/gpu/device_list.hpp"
+#include "core/gpu/gpu_binding.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/hostfile.hpp"
+#include "core/slurm/hostfile.hpp"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "core/hostlist.hpp"
+#include "core/slurm/hostlist.hpp"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/task_counts.hpp"
+#include "core/slurm/task_counts.hpp"
 
 namespace {
 

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <span>
 
-#include "core/wire.hpp"
+#include "rendezvous/protocol/wire.hpp"
 
 namespace {
 

@@ -19,17 +19,17 @@ CHECKER = Path(__file__).resolve().parent / "check_layers.py"
 # relative includes within a layer and downwards, a comment naming a SLURM_DDP_ variable,
 # and "//" or a quote inside string and character literals.
 CLEAN = {
-    "libbootstrap/src/core/contract.hpp": """
+    "libbootstrap/src/core/options/contract.hpp": """
         #pragma once
         inline constexpr const char* kSecret = "SLURM_" "DDP_SECRET";
         inline constexpr const char* kRank = "SLURM_DDP_RANK";
         """,
-    "libbootstrap/src/core/result.hpp": """
+    "libbootstrap/src/core/base/result.hpp": """
         #pragma once
         #include <string>
         """,
-    "libbootstrap/src/core/options.cpp": """
-        #include "core/contract.hpp"
+    "libbootstrap/src/core/options/options.cpp": """
+        #include "core/options/contract.hpp"
         #include "./result.hpp"
         /* SLURM_DDP_SECRET is spelled in the contract only. */
         const char* url = "http://x"; // SLURM_DDP_RANK in a comment is fine
@@ -38,13 +38,13 @@ CLEAN = {
         """,
     "libbootstrap/src/os/process_env.cpp": """
         #include <cstdlib>
-        #include "../core/result.hpp"
-        #include "core/contract.hpp"
+        #include "../core/base/result.hpp"
+        #include "core/options/contract.hpp"
         const char* read() { return std::getenv(kRank); }
         """,
     "libbootstrap/src/rendezvous/tcp_node.hpp": """
         #pragma once
-        #include "os/../core/result.hpp"
+        #include "os/../core/base/result.hpp"
         """,
     "libbootstrap/src/api/c_api.cpp": """
         #include "slurm_ddp/bootstrap.h"
@@ -100,12 +100,12 @@ class CheckLayers(unittest.TestCase):
 
     def test_upward_include(self):
         self.assert_caught("libbootstrap/src/os/bad.cpp",
-                           '#include "core/result.hpp"\n#include "rendezvous/tcp_node.hpp"\n',
+                           '#include "core/base/result.hpp"\n#include "rendezvous/tcp_node.hpp"\n',
                            "libbootstrap/src/os/bad.cpp:2", ["higher layer 'rendezvous'"])
 
     def test_relative_upward_include(self):
         self.assert_caught("libbootstrap/src/topology/bad.cpp",
-                           '#include "core/result.hpp"\n#include "../rendezvous/tcp_node.hpp"\n',
+                           '#include "core/base/result.hpp"\n#include "../rendezvous/tcp_node.hpp"\n',
                            "libbootstrap/src/topology/bad.cpp:2",
                            ["../rendezvous/tcp_node.hpp", "higher layer 'rendezvous'"])
 
@@ -144,13 +144,13 @@ class CheckLayers(unittest.TestCase):
 
     def test_protocol_folder_is_pure(self):
         self.assert_caught("libbootstrap/src/rendezvous/protocol/bad.cpp",
-                           '#include "core/result.hpp"\n#include <sys/socket.h>\n',
+                           '#include "core/base/result.hpp"\n#include <sys/socket.h>\n',
                            "libbootstrap/src/rendezvous/protocol/bad.cpp:2", ["sys/socket.h"])
 
     def test_protocol_folder_includes_only_core_and_itself(self):
         self.assert_caught("libbootstrap/src/rendezvous/protocol/bad.cpp",
                            '#include "rendezvous/protocol/wire.hpp"\n'
-                           '#include "../protocol/wire.hpp"\n#include "core/result.hpp"\n'
+                           '#include "../protocol/wire.hpp"\n#include "core/base/result.hpp"\n'
                            '#include "rendezvous/tcp_node.hpp"\n',
                            "libbootstrap/src/rendezvous/protocol/bad.cpp:4",
                            ["rendezvous/tcp_node.hpp", "pure"])

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::mp {

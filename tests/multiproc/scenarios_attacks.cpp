@@ -21,8 +21,8 @@
 
 #include <poll.h>
 
-#include "core/wire.hpp"
 #include "harness.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"

@@ -13,9 +13,9 @@
 #include <cstdio>
 #include <cstring>
 
-#include "core/wire.hpp"
 #include "harness.hpp"
 #include "os/hmac_sha256.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"

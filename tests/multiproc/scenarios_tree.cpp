@@ -10,8 +10,8 @@
 
 #include <cstdio>
 
-#include "core/leader_tree.hpp"
 #include "harness.hpp"
+#include "rendezvous/protocol/leader_tree.hpp"
 #include "scenarios.hpp"
 
 namespace sddp::mp {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "core/admission.hpp"
+#include "rendezvous/protocol/admission.hpp"
 
 using namespace sddp;
 using std::chrono::milliseconds;

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/bytes (hex, big-endian), core/contract (the secret's format) and os/random_bytes.
+// core/base/bytes (hex, big-endian), core/options/contract (the secret's format) and
+// os/random_bytes.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "core/bytes.hpp"
-#include "core/contract.hpp"
+#include "core/base/bytes.hpp"
+#include "core/options/contract.hpp"
 #include "os/random_bytes.hpp"
 
 namespace sddp {

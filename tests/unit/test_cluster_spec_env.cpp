@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/cluster_spec_env.hpp"
+#include "core/task/cluster_spec_env.hpp"
 
 using namespace sddp;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "core/cpu_bind_list.hpp"
+#include "core/gpu/cpu_bind_list.hpp"
 
 using namespace sddp;
 using Cpus = std::vector<std::vector<int>>;

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "core/contract.hpp"
-#include "core/debug_env.hpp"
+#include "core/options/contract.hpp"
+#include "core/task/debug_env.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

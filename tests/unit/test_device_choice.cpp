@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device choice without SLURM_DDP_DEVICE, for every launch layout in the binding table of
-// core/gpu_binding.hpp: each task must use the GPU the plugin's binding would give it.
+// core/gpu/gpu_binding.hpp: each task must use the GPU the plugin's binding would give it.
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <vector>
 
-#include "core/device_choice.hpp"
+#include "core/gpu/device_choice.hpp"
 
 using namespace sddp;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "core/device_list.hpp"
+#include "core/gpu/device_list.hpp"
 
 using namespace sddp;
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "core/framework_env.hpp"
+#include "core/task/framework_env.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // GPU binding rules against the environments Slurm 22.05 really produces (see the table in
-// core/gpu_binding.hpp), one scenario per test.
+// core/gpu/gpu_binding.hpp), one scenario per test.
 #include <gtest/gtest.h>
 
-#include "core/gpu_binding.hpp"
+#include "core/gpu/gpu_binding.hpp"
 
 using namespace sddp;
 

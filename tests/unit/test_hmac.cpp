@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/bytes.hpp"
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 namespace sddp {

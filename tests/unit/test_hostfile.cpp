@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/hostfile.hpp"
+#include "core/slurm/hostfile.hpp"
 
 using namespace sddp;
 

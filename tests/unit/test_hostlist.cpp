@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/hostlist.hpp"
+#include "core/slurm/hostlist.hpp"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 
 #include <map>
 
-#include "core/identity.hpp"
+#include "core/task/identity.hpp"
 
 using namespace sddp;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The job's GPUs on a node from `scontrol show job -d` (core/job_gres.hpp).
+// The job's GPUs on a node from `scontrol show job -d` (core/slurm/job_gres.hpp).
 #include <gtest/gtest.h>
 
-#include "core/job_gres.hpp"
+#include "core/slurm/job_gres.hpp"
 
 using namespace sddp;
 

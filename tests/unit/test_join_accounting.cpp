@@ -3,7 +3,7 @@
 
 #include <climits>
 
-#include "core/join_accounting.hpp"
+#include "rendezvous/protocol/join_accounting.hpp"
 
 using namespace sddp;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "core/join_pacing.hpp"
+#include "rendezvous/protocol/join_pacing.hpp"
 
 using namespace sddp;
 using std::chrono::microseconds;

@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "core/launch_env.hpp"
-#include "core/step_facts.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/task/launch_env.hpp"
 
 using namespace sddp;
 

@@ -5,8 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "core/launch_env.hpp"
-#include "core/launcher_env.hpp"
+#include "core/task/launch_env.hpp"
+#include "core/task/launcher_env.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

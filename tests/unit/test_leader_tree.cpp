@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "core/contract.hpp"
-#include "core/join_accounting.hpp"
-#include "core/leader_tree.hpp"
+#include "core/options/contract.hpp"
+#include "rendezvous/protocol/join_accounting.hpp"
+#include "rendezvous/protocol/leader_tree.hpp"
 
 using namespace sddp;
 

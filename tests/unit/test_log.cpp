@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/log: one sink, levels from SDDP_DEBUG, errors always through.
+// core/base/log: one sink, levels from SDDP_DEBUG, errors always through.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "core/log.hpp"
+#include "core/base/log.hpp"
 
 namespace sddp {
 namespace {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/net_hints.hpp"
+#include "core/task/launch_env.hpp"
+#include "core/task/net_hints.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/node_order.hpp"
+#include "core/slurm/node_order.hpp"
 
 using namespace sddp;
 

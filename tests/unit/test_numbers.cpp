@@ -6,7 +6,7 @@
 #include <limits>
 #include <string>
 
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
 
 using namespace sddp;
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <variant>
 
-#include "core/options.hpp"
-#include "core/options_help.hpp"
+#include "core/options/options.hpp"
+#include "core/options/options_help.hpp"
 
 using namespace sddp;
 

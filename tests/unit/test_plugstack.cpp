@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/plugstack.hpp"
+#include "core/slurm/plugstack.hpp"
 #include "os/plugstack_file.hpp"
 
 using namespace sddp;

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/port_block.hpp"
+#include "core/task/launch_env.hpp"
+#include "core/task/port_block.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;
@@ -99,7 +99,7 @@ TEST(PortBlock, ExportedAsSlurmDdpPorts) {
 
 namespace {
 
-// MASTER_PORT as the step's block starts it (core/port_block), with the default block size.
+// MASTER_PORT as the step's block starts it (core/task/port_block), with the default block size.
 struct FirstPort {
     std::uint16_t port = 0;
     PortSource source = PortSource::derived;

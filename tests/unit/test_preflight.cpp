@@ -2,7 +2,7 @@
 // Preflight records: encoding, and the checks every rank runs on the all-gathered list.
 #include <gtest/gtest.h>
 
-#include "core/preflight.hpp"
+#include "rendezvous/protocol/preflight.hpp"
 
 using namespace sddp;
 using Bytes = std::vector<std::uint8_t>;

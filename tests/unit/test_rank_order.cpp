@@ -7,8 +7,8 @@
 #include <set>
 #include <vector>
 
-#include "core/launch_env.hpp"
-#include "core/rank_order.hpp"
+#include "core/task/launch_env.hpp"
+#include "core/task/rank_order.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

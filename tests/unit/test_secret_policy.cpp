@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include "core/secret_policy.hpp"
+#include "rendezvous/protocol/secret_policy.hpp"
 
 using namespace sddp;
 

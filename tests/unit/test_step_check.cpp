@@ -2,7 +2,7 @@
 // `slurm-ddp check`: record encoding and the verdict on a step's gathered records.
 #include <gtest/gtest.h>
 
-#include "core/step_check.hpp"
+#include "core/slurm/step_check.hpp"
 
 using namespace sddp;
 

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "core/step_hostfile.hpp"
+#include "core/slurm/step_hostfile.hpp"
 
 using namespace sddp;
 

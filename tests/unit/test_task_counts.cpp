@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/task_counts.hpp"
+#include "core/slurm/task_counts.hpp"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <set>
 
-#include "core/task_env.hpp"
+#include "core/task/task_env.hpp"
 
 using namespace sddp;
 

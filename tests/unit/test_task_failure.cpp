@@ -4,7 +4,7 @@
 
 #include <csignal>
 
-#include "core/task_failure.hpp"
+#include "core/task/task_failure.hpp"
 
 using namespace sddp;
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/gpu_binding.hpp"
+#include "core/gpu/gpu_binding.hpp"
 #include "topology/device_access.hpp"
 #include "topology/gpu_facts.hpp"
 #include "topology/hwloc_topology.hpp"

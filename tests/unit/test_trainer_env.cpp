@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "core/debug_env.hpp"
-#include "core/framework_env.hpp"
-#include "core/task_env.hpp"
+#include "core/task/debug_env.hpp"
+#include "core/task/framework_env.hpp"
+#include "core/task/task_env.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

@@ -5,10 +5,10 @@
 
 #include <string>
 
-#include "core/debug_env.hpp"
-#include "core/framework_env.hpp"
-#include "core/options.hpp"
-#include "core/rank_order.hpp"
+#include "core/options/options.hpp"
+#include "core/task/debug_env.hpp"
+#include "core/task/framework_env.hpp"
+#include "core/task/rank_order.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;

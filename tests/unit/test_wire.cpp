@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/wire.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp_rank_list.hpp"
 
 namespace sddp::wire {

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/contract.hpp"
-#include "core/log.hpp"
+#include "core/base/log.hpp"
+#include "core/options/contract.hpp"
 
 extern char** environ;
 

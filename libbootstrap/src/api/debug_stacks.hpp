@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 
 namespace sddp {
 

@@ -7,7 +7,7 @@
 #include <mutex>
 #include <string>
 
-#include "core/identity.hpp"
+#include "core/task/identity.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "rendezvous/transport.hpp"
 

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp::api {
 

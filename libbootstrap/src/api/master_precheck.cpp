@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/step_check.hpp"
+#include "core/slurm/step_check.hpp"
 #include "rendezvous/tcp_socket.hpp"
 
 namespace sddp::api {

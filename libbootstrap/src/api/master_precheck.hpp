@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/step_check judges).
+// The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/slurm/step_check judges).
 //
 // Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve would retry until
 // the rendezvous timeout (minutes) and then say only that rank 0 was not reached. One bounded
@@ -11,8 +11,8 @@
 #include <chrono>
 #include <string>
 
-#include "core/identity.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/task/identity.hpp"
 
 namespace sddp::api {
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api/settings.hpp"
 
-#include "core/contract.hpp"
-#include "core/identity.hpp"
-#include "core/secret_policy.hpp"
+#include "core/options/contract.hpp"
+#include "core/task/identity.hpp"
+#include "rendezvous/protocol/secret_policy.hpp"
 
 namespace sddp::api {
 namespace {

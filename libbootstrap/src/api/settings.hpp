@@ -7,8 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/select_transport.hpp"
 #include "slurm_ddp/bootstrap.h"
 

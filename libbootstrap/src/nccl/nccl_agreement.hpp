@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/bytes.hpp"
-#include "core/result.hpp"
+#include "core/base/bytes.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::nccl {

@@ -11,7 +11,7 @@
 #include <optional>
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp::nccl {
 

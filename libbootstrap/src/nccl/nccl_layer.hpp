@@ -12,8 +12,8 @@
 #include <optional>
 #include <string>
 
-#include "core/device_choice.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/gpu/device_choice.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::nccl {
@@ -31,7 +31,7 @@ struct GpuSelection {
     std::string pci_bus_id;  // lower case, "0000:3b:00.0"
 };
 
-// cudaGetDeviceCount, the choice (core/device_choice.hpp; device_count is filled in here),
+// cudaGetDeviceCount, the choice (core/gpu/device_choice.hpp; device_count is filled in here),
 // cudaSetDevice, cudaDeviceGetPCIBusId.
 Result<GpuSelection> select_gpu(DeviceChoiceInput req);
 

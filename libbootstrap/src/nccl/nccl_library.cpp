@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/contract.hpp"
+#include "core/options/contract.hpp"
 #include "os/library_search.hpp"
 #include "os/process_env.hpp"
 #include "os/shared_library.hpp"

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
 
 namespace sddp::nccl {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "nccl/nccl_library.hpp"
 #include "rendezvous/transport.hpp"
 

@@ -9,7 +9,7 @@
 #include <chrono>
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "nccl/nccl_library.hpp"
 
 namespace sddp::nccl {

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <thread>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

@@ -7,11 +7,11 @@
 #include <optional>
 #include <string>
 
-#include "core/env_lookup.hpp"
-#include "core/identity.hpp"
-#include "core/launch_env.hpp"
-#include "core/options.hpp"
-#include "core/step_facts.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/options/options.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/task/identity.hpp"
+#include "core/task/launch_env.hpp"
 
 namespace sddp {
 

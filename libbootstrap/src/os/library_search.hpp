@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 
 namespace sddp {
 

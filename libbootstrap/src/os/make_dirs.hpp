@@ -9,7 +9,7 @@
 
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

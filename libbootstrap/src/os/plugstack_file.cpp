@@ -4,7 +4,7 @@
 #include <glob.h>
 #include <unistd.h>
 
-#include "core/plugstack.hpp"
+#include "core/slurm/plugstack.hpp"
 #include "os/host_files.hpp"
 
 namespace sddp {

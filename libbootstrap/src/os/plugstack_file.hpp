@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// The site's plugstack.conf as Slurm finds and reads it (core/plugstack.hpp has the rules), so
-// that `slurm-ddp env` applies the plugin arguments slurmstepd would hand to the plugin.
+// The site's plugstack.conf as Slurm finds and reads it (core/slurm/plugstack.hpp has the rules),
+// so that `slurm-ddp env` applies the plugin arguments slurmstepd would hand to the plugin.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 
 namespace sddp {
 

@@ -3,7 +3,7 @@
 // reads the task's environment through SPANK instead).
 #pragma once
 
-#include "core/env_lookup.hpp"
+#include "core/base/env_lookup.hpp"
 
 namespace sddp {
 

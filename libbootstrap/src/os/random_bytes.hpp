@@ -4,8 +4,8 @@
 
 #include <cstddef>
 
-#include "core/bytes.hpp"
-#include "core/result.hpp"
+#include "core/base/bytes.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

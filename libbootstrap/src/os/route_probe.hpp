@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The local side of the route towards a host, for GLOO_SOCKET_IFNAME (core/net_hints.hpp).
+// The local side of the route towards a host, for GLOO_SOCKET_IFNAME (core/task/net_hints.hpp).
 #pragma once
 
 #include <chrono>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/net_hints.hpp"
+#include "core/task/net_hints.hpp"
 
 namespace sddp {
 

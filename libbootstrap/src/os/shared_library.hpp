@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

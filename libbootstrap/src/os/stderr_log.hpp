@@ -2,8 +2,8 @@
 // The library's own log sink: one line per message on stderr, prefixed "slurm-ddp: ".
 #pragma once
 
-#include "core/env_lookup.hpp"
-#include "core/log.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/log.hpp"
 
 namespace sddp {
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/pmi2_codec.hpp"
 
-#include "core/bytes.hpp"
-#include "core/numbers.hpp"
+#include "core/base/bytes.hpp"
+#include "core/base/numbers.hpp"
 
 namespace sddp::pmi2 {
 namespace {

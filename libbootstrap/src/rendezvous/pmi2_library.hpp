@@ -12,8 +12,8 @@
 
 #include <string>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/contract.hpp"
+#include "core/options/contract.hpp"
 #include "rendezvous/kvs_transport.hpp"
 #include "rendezvous/pmi2_codec.hpp"
 #include "rendezvous/pmi2_library.hpp"

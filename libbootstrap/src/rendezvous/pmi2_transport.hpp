@@ -21,8 +21,8 @@
 
 #include <memory>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp {

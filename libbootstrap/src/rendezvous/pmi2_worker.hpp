@@ -20,7 +20,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/contract.hpp"
+#include "core/options/contract.hpp"
 #include "os/shared_library.hpp"
 
 namespace sddp {

@@ -9,7 +9,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/contract.hpp"
+#include "core/options/contract.hpp"
 #include "rendezvous/kvs_transport.hpp"
 #include "rendezvous/pmi2_worker.hpp"
 #include "rendezvous/pmix_library.hpp"

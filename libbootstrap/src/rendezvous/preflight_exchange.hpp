@@ -12,8 +12,8 @@
 
 #include <optional>
 
-#include "core/preflight.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "rendezvous/protocol/preflight.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp {

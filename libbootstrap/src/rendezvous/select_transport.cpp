@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/select_transport.hpp"
 
-#include "core/contract.hpp"
-#include "core/numbers.hpp"
-#include "core/secret_policy.hpp"
+#include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
 #include "rendezvous/pmi2_transport.hpp"
 #include "rendezvous/pmix_transport.hpp"
+#include "rendezvous/protocol/secret_policy.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
 namespace sddp {

@@ -12,8 +12,8 @@
 #include <optional>
 #include <string_view>
 
-#include "core/env_lookup.hpp"
-#include "core/result.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp {

@@ -3,7 +3,7 @@
 
 #include <cstring>
 
-#include "core/bytes.hpp"
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 #include "os/random_bytes.hpp"
 

@@ -28,8 +28,8 @@
 #include <cstdint>
 #include <string>
 
-#include "core/result.hpp"
-#include "core/wire.hpp"
+#include "core/base/result.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::tcp {

@@ -10,9 +10,9 @@
 #include <thread>
 #include <variant>
 
-#include "core/contract.hpp"
-#include "core/join_pacing.hpp"
+#include "core/options/contract.hpp"
 #include "os/hmac_sha256.hpp"
+#include "rendezvous/protocol/join_pacing.hpp"
 #include "rendezvous/tcp_auth.hpp"
 
 namespace sddp::tcp {

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/tcp_connection.hpp"
 #include "rendezvous/transport.hpp"
 

@@ -14,9 +14,9 @@
 #include <optional>
 #include <string>
 
-#include "core/result.hpp"
-#include "core/wire.hpp"
+#include "core/base/result.hpp"
 #include "os/hmac_sha256.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp_socket.hpp"
 
 namespace sddp::tcp {

@@ -12,10 +12,10 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/contract.hpp"
-#include "core/leader_tree.hpp"
-#include "core/log.hpp"
+#include "core/base/log.hpp"
+#include "core/options/contract.hpp"
 #include "os/hmac_sha256.hpp"
+#include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_node.hpp"
 #include "rendezvous/tcp_rank_list.hpp"
@@ -288,7 +288,8 @@ void Node::admit(Fd fd, bool local) {
     const Admission::Decision d = admission_->arrive(id, host, Clock::now());
     links_.emplace(id, std::move(owned));
     if (d.evict) {
-        // The table is full: the busiest address gives up its oldest slot (core/admission.hpp).
+        // The table is full: the busiest address gives up its oldest slot
+        // (rendezvous/protocol/admission.hpp).
         if (d.report) report_drop(host, "evicted to make room: the handshake table was full");
         ++shed_;
         remove_link(*d.evict);

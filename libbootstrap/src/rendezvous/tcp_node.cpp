@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <cerrno>
 
-#include "core/contract.hpp"
-#include "core/leader_tree.hpp"
-#include "core/log.hpp"
+#include "core/base/log.hpp"
+#include "core/options/contract.hpp"
+#include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
 #include "rendezvous/tcp_rank_list.hpp"

@@ -3,15 +3,16 @@
 //
 // Rank 0 is the root. A node leader (local rank 0 of a node) is the parent of its node's other
 // ranks over an abstract Unix socket, and over TCP the child of its parent node's leader in the
-// leaders' k-ary tree (core/leader_tree.hpp; without cfg.leaders, of rank 0 directly). Without
-// local information (local_world_size == 1) every rank leads its own one-rank node. The loop runs
-// only inside calls made by the owning thread: no background thread, no thread per peer, every wait
-// bounded.
+// leaders' k-ary tree (rendezvous/protocol/leader_tree.hpp; without cfg.leaders, of rank 0
+// directly). Without local information (local_world_size == 1) every rank leads its own one-rank
+// node. The loop runs only inside calls made by the owning thread: no background thread, no thread
+// per peer, every wait bounded.
 //
 // Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp drives
 // the server side of the handshake; tcp_collectives.cpp the collectives. Who may wait in the
-// handshake (core/admission.hpp) and who has joined (core/join_accounting.hpp) are pure state
-// machines that the loop only feeds with events.
+// handshake (rendezvous/protocol/admission.hpp) and who has joined
+// (rendezvous/protocol/join_accounting.hpp) are pure state machines that the loop only feeds with
+// events.
 #pragma once
 
 #include <chrono>
@@ -24,11 +25,11 @@
 #include <string>
 #include <vector>
 
-#include "core/admission.hpp"
-#include "core/join_accounting.hpp"
-#include "core/result.hpp"
-#include "core/wire.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/fd_limit.hpp"
+#include "rendezvous/protocol/admission.hpp"
+#include "rendezvous/protocol/join_accounting.hpp"
+#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp_connection.hpp"
 #include "rendezvous/tcp_socket.hpp"
 #include "rendezvous/transport.hpp"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 namespace sddp::tcp {
 

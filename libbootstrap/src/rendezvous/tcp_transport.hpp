@@ -8,21 +8,21 @@
 // every rank leads a node of one.
 // Between nodes: given cfg.leaders (every node's host and port, by node rank: the api derives
 // them from the step's node list and MASTER_PORT), the leaders form a k-ary tree
-// (core/leader_tree.hpp, k = cfg.tree_fanout, SLURM_DDP_TREE_FANOUT, default 16): node n's leader
-// connects to node (n-1)/k's and listens on its own host at the same port for nodes k*n+1 ..
-// k*n+k. Without cfg.leaders (or with nodes <= k+1) every leader connects to rank 0: a star.
-// Every link is authenticated the same way; a leader's join returns once its whole subtree has
-// joined (each leader reports every rank below it, then "complete", to its parent).
-// Rank 0 and the leaders each run one epoll loop over non-blocking sockets, inside the calls.
+// (rendezvous/protocol/leader_tree.hpp, k = cfg.tree_fanout, SLURM_DDP_TREE_FANOUT, default 16):
+// node n's leader connects to node (n-1)/k's and listens on its own host at the same port for nodes
+// k*n+1 .. k*n+k. Without cfg.leaders (or with nodes <= k+1) every leader connects to rank 0: a
+// star. Every link is authenticated the same way; a leader's join returns once its whole subtree
+// has joined (each leader reports every rank below it, then "complete", to its parent). Rank 0 and
+// the leaders each run one epoll loop over non-blocking sockets, inside the calls.
 //
 // Every connection starts with a mutual HMAC-SHA256 challenge-response over the per-step secret
 // (see tcp_auth.hpp); peers with the wrong secret, step, world size, or a duplicate or
 // out-of-range rank are refused with a reason and logged, and the job carries on. Unauthenticated
 // connections are capped in number and in buffered bytes (4 KiB) and dropped after a handshake
 // deadline (half the timeout, at most 5 s), so scanners, garbage and silent clients cost little;
-// when the table is full the busiest address's oldest handshake gives way (core/admission.hpp).
-// A client believes a refusal only with the server's proof of the secret, and every frame after
-// the handshake carries a MAC (tcp_auth.hpp).
+// when the table is full the busiest address's oldest handshake gives way
+// (rendezvous/protocol/admission.hpp). A client believes a refusal only with the server's proof of
+// the secret, and every frame after the handshake carries a MAC (tcp_auth.hpp).
 //
 // Message rounds (hops counted on the longest path of the star, leader = one extra hop; the tree
 // adds one TCP hop per level, ceil(log_k(nodes)) levels):
@@ -38,8 +38,9 @@
 // Expected cost at 100k ranks, 8 per node (12.5k node leaders):
 //   - rank 0 holds 12.5k TCP sockets (the soft fd limit is raised to the hard limit, which must
 //     be above ~13k) and computes 25k HMACs to admit them (~50 ms of CPU). Leaders come in
-//     batches of half the accept backlog (core/join_pacing.hpp), so the queue does not overflow
-//     into SYN retransmits; a refused or dropped connect retries from 1 ms, doubling, jittered.
+//     batches of half the accept backlog (rendezvous/protocol/join_pacing.hpp), so the queue does
+//     not overflow into SYN retransmits; a refused or dropped connect retries from 1 ms, doubling,
+//     jittered.
 //   - join: rank 0 receives 12.5k hellos and 87.5k 4-byte `joined` entries (~3 MB).
 //   - broadcast of a 128-byte NCCL id: rank 0 sends 12.5k * ~160 B = 2 MB; each leader 7 * 160 B.
 //     Latency is a few RTTs plus rank 0's serial send loop (tens of ms).
@@ -64,7 +65,7 @@
 
 #include <memory>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp {

@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "core/bytes.hpp"
-#include "core/contract.hpp"
-#include "core/result.hpp"
+#include "core/base/bytes.hpp"
+#include "core/base/result.hpp"
+#include "core/options/contract.hpp"
 
 namespace sddp {
 
@@ -62,8 +62,8 @@ struct RendezvousConfig {
     std::string host;  // this rank's host name, for error messages
     std::chrono::milliseconds timeout{std::chrono::minutes(5)};
     // TCP: where each node's leader listens, by node rank (node 0 is rank 0's, at master_port),
-    // and the fanout of the tree they form (core/leader_tree.hpp). Empty: every node leader is a
-    // direct child of rank 0. Several "nodes" on one host (tests) differ by port.
+    // and the fanout of the tree they form (rendezvous/protocol/leader_tree.hpp). Empty: every node
+    // leader is a direct child of rank 0. Several "nodes" on one host (tests) differ by port.
     struct Endpoint {
         std::string host;
         std::uint16_t port = 0;

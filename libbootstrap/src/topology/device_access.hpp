@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_binding.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/gpu/gpu_binding.hpp"
 
 namespace sddp {
 

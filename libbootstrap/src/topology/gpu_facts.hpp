@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// GpuTopologyFacts (plain data, see core/gpu_binding.hpp) read from hwloc and the NVIDIA driver.
+// GpuTopologyFacts (plain data, see core/gpu/gpu_binding.hpp) read from hwloc and the NVIDIA
+// driver.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "core/gpu_binding.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/gpu/gpu_binding.hpp"
 #include "topology/hwloc_topology.hpp"
 
 namespace sddp {

@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/result.hpp"
+#include "core/base/result.hpp"
 
 struct hwloc_topology;  // hwloc's opaque type, so this header does not need hwloc.h
 

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <memory>
 
-#include "core/numbers.hpp"
+#include "core/base/numbers.hpp"
 
 namespace sddp {
 namespace {

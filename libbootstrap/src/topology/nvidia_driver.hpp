@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "core/gpu_binding.hpp"
-#include "core/result.hpp"
+#include "core/base/result.hpp"
+#include "core/gpu/gpu_binding.hpp"
 
 namespace sddp {
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// The I/O half of the derive pass (core/task_env): the facts fixed before the task started and
+// The I/O half of the derive pass (core/task/task_env): the facts fixed before the task started and
 // the real look-ups the pass calls when one of its verdicts needs the host.
 #pragma once
 
-#include "core/env_lookup.hpp"
-#include "core/step_facts.hpp"
-#include "core/task_env.hpp"
+#include "core/base/env_lookup.hpp"
+#include "core/slurm/step_facts.hpp"
+#include "core/task/task_env.hpp"
 
 namespace sddp {
 

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+// The `--ddp[=options]` value and the plugin arguments in plugstack.conf.
+//
+// Both use one grammar, `key[=value]` items separated by commas (plugin arguments may also be
+// separate words), and one table of keys (option_table(), in options.cpp), so a site default and
+// a user option are validated by the same code. Each option is declared once there, NCCL_PARAM
+// style: its name, where it may appear, its type and range, its default, its help text, the
+// variables it sets and the field it fills. The parser, the merge of site and user options, the
+// canonical description, `--ddp=help`, `slurm-ddp options` and the docs test all read that row.
+// Unknown keys, bad values and conflicting pairs are errors that name the item and list what is
+// valid: srun refuses to launch rather than guess.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "core/base/result.hpp"
+
+namespace sddp {
+
+struct PortRange {
+    std::uint16_t first = 0;
+    std::uint16_t last = 0;  // inclusive
+    bool operator==(const PortRange&) const = default;
+};
+
+// The enumerators are in the order of the values their table row lists.
+enum class GpuBindPolicy {
+    local,    // all of the step's node GPUs visible, own GPU at index LOCAL_RANK (default)
+    single,   // only the own GPU visible, at index 0
+    closest,  // like local, own GPU chosen nearest the task's CPUs (when Slurm did not choose)
+    none,     // leave Slurm's variables untouched
+};
+enum class RankOrder { block, node };
+
+const char* to_string(GpuBindPolicy policy);
+const char* to_string(RankOrder order);
+
+inline constexpr PortRange kDefaultPortRange{20000, 29999};
+inline constexpr std::uint32_t kDefaultTimeoutSeconds = 300;
+inline constexpr std::uint32_t kDefaultPortBlock = 4;
+inline constexpr std::uint32_t kMaxPortBlock = 256;
+inline constexpr std::uint32_t kMaxNproc = 1024;
+
+// Every field is optional so that a user option can override a site default field by field.
+struct DdpOptions {
+    std::optional<bool> enabled;             // user: on / off (site: default=on|off)
+    std::optional<std::uint16_t> port;       // port=N: fixed MASTER_PORT
+    std::optional<std::string> addr;         // addr=HOST: fixed MASTER_ADDR
+    std::optional<std::string> addr_suffix;  // addr-suffix=S: first host + S (fabric names)
+    std::optional<GpuBindPolicy> gpu_bind;   // gpu-bind=local|single|closest|none
+    std::optional<bool> gpu_share;           // allow more tasks than GPUs on a node
+    std::optional<bool> nccl_hints;          // net-hints (alias nccl-hints): NCCL_*, GLOO_*
+    std::optional<bool> verbose;             // rank 0 prints the mapping table
+    std::optional<bool> check;               // run `slurm-ddp check` before the program
+    std::optional<bool> override_env;        // overwrite user-exported MASTER_ADDR/PORT
+    std::optional<std::uint32_t> timeout_s;  // rendezvous timeout for libbootstrap
+    std::optional<PortRange> port_range;     // site only: where derived ports fall
+    std::optional<bool> launcher;            // one task per node runs torchrun/accelerate/...
+    std::optional<std::uint32_t> nproc;      // nproc=N: workers per node under launcher
+    std::optional<bool> torchelastic;        // TORCHELASTIC_* markers (torchrun-launched)
+    std::optional<RankOrder> rank_order;     // rank-order=block|node
+    std::optional<std::uint32_t> ports;      // ports=K: size of the step's port block
+    std::optional<bool> debug;               // debug[=DIR]: NCCL/torch diagnostics
+    std::optional<std::string> debug_dir;    // debug=DIR (relative: to SLURM_SUBMIT_DIR)
+    std::optional<bool> jax;                 // JAX_COORDINATOR_ADDRESS, JAX_* ids
+    std::optional<bool> tf;                  // TF_CONFIG
+    std::optional<bool> hostfile;            // a `host slots=N` file, SLURM_DDP_HOSTFILE
+    std::optional<bool> keep_going;          // keep-going: no fail-fast when a task fails
+    std::optional<bool> requeue;             // requeue: Slurm's early signal requeues the job
+};
+
+// ---- The option table. -------------------------------------------------------------------
+
+enum class OptionScope { user, site, both };
+
+enum class OptionType {
+    set_value,     // no value allowed; sets a flag field to `set_to` (on, off)
+    flag,          // KEY or KEY=yes|no (value_required: KEY=yes|no only)
+    number,        // KEY=N with N in [min, max]
+    port,          // KEY=N with N in [1024, 65535]
+    port_range,    // KEY=LO-HI
+    host,          // KEY=host name, address or suffix
+    choice,        // KEY=one of `choices` (stored as the enumerator with that index)
+    flag_or_path,  // KEY, KEY=yes|no or KEY=DIR
+};
+
+using OptionField =
+    std::variant<std::optional<bool> DdpOptions::*, std::optional<std::uint16_t> DdpOptions::*,
+                 std::optional<std::uint32_t> DdpOptions::*,
+                 std::optional<std::string> DdpOptions::*, std::optional<PortRange> DdpOptions::*,
+                 std::optional<GpuBindPolicy> DdpOptions::*,
+                 std::optional<RankOrder> DdpOptions::*>;
+
+struct OptionSpec {
+    std::string_view name{};
+    OptionScope scope = OptionScope::both;
+    OptionType type = OptionType::flag;
+    OptionField field{};
+    std::string_view syntax{};        // value syntax for help ("N", "LO-HI"); empty for a flag
+    std::string_view default_text{};  // what applies when the option is not given
+    std::string_view help{};          // one line
+    std::span<const std::string_view> variables{};  // the variables it sets or changes
+    std::string_view example{};  // a valid item, for messages ("e.g. port=29500") and tests
+    std::uint32_t min = 0;       // number: range
+    std::uint32_t max = 0;
+    std::string_view unit{};                      // number: "seconds", "a number"
+    std::string_view range_note{};                // number: " (what the number counts)"
+    std::span<const std::string_view> choices{};  // choice: valid values, the enum's order
+    std::string_view choice_words{};              // choice: "policies", "orders" (messages)
+    bool set_to = false;                          // set_value: the value stored
+    bool value_required = false;                  // flag: KEY alone is not enough
+    std::string_view alias_of{};                  // another row's name: same option
+    std::string_view replaces{};   // a site row a user value of this one drops (merge)
+    bool literal_default = false;  // default_text is a value the parser accepts
+};
+
+// A pair the parser refuses within one option string. `first`/`second` are "key" (given and
+// not turned off), "key=value", "!key" (not given, or turned off) or "*" (any other key).
+struct OptionConflict {
+    std::string_view first{};
+    std::string_view second{};
+    std::string_view message{};
+};
+
+std::span<const OptionSpec> option_table();
+std::span<const OptionConflict> option_conflicts();
+const OptionSpec* find_option(std::string_view name);
+
+// The value of `--ddp`: nullptr/empty/"(null)" (a bare `#SBATCH --ddp`) mean "on, defaults".
+Result<DdpOptions> parse_user_options(std::string_view optarg);
+// Plugin arguments from plugstack.conf (argv of slurm_spank_init).
+Result<DdpOptions> parse_site_arguments(const std::vector<std::string>& args);
+// Site defaults first, then the user's choices on top.
+DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user);
+// Canonical text of the options, for logs and the verbose table.
+std::string describe_options(const DdpOptions& opts);
+
+}  // namespace sddp

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/task/debug_env.hpp"
+
+#include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
+
+namespace sddp {
+
+const std::vector<std::string>& debug_variable_names() {
+    static const std::vector<std::string> kNames{"NCCL_DEBUG",
+                                                 "NCCL_DEBUG_FILE",
+                                                 "TORCH_DISTRIBUTED_DEBUG",
+                                                 "TORCH_NCCL_TRACE_BUFFER_SIZE",
+                                                 "TORCH_NCCL_DUMP_ON_TIMEOUT",
+                                                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
+                                                 contract::kDebugDirVar};
+    return kNames;
+}
+
+Result<DebugEnv> derive_debug_env(const DdpOptions& opts, const StepFacts& f,
+                                  const std::optional<std::string>& submit_dir,
+                                  std::optional<std::uint32_t> rank) {
+    const std::string base = opts.debug_dir.value_or(kDefaultDebugDir);
+    std::string dir;
+    if (!base.empty() && base.front() == '/') {
+        dir = base;
+    } else {
+        if (!submit_dir || submit_dir->empty() || submit_dir->front() != '/') {
+            return make_error(Errc::missing_input,
+                              "--ddp=debug" + (opts.debug_dir ? "=" + quote_value(base) : "") +
+                                  " names a directory relative to SLURM_SUBMIT_DIR, which is " +
+                                  (submit_dir ? "not an absolute path: " + quote_value(*submit_dir)
+                                              : std::string("not set")) +
+                                  "; give an absolute directory, e.g. --ddp=debug=/scratch/dbg");
+        }
+        dir = *submit_dir;
+        if (dir.back() != '/') dir += '/';
+        dir += base;
+    }
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    dir += "/" + std::to_string(f.job_id) + "." + std::to_string(f.step_id);
+
+    DebugEnv out;
+    out.dir = dir;
+    const std::string who =
+        rank ? "rank" + std::to_string(*rank) : "node" + std::to_string(f.nodeid) + ".%p";
+    auto keep = [&](std::string name, std::string value) {
+        out.vars.push_back(EnvAssignment{std::move(name), std::move(value), true});
+    };
+    keep("NCCL_DEBUG", "INFO");
+    keep("NCCL_DEBUG_FILE", dir + "/nccl." + who + ".log");
+    keep("TORCH_DISTRIBUTED_DEBUG", "DETAIL");
+    keep("TORCH_NCCL_TRACE_BUFFER_SIZE", "2000");
+    keep("TORCH_NCCL_DUMP_ON_TIMEOUT", "1");
+    keep("TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dir + "/nccl_trace_rank_");
+    keep(contract::kDebugDirVar, dir);
+    return out;
+}
+
+}  // namespace sddp
