@@ -2,13 +2,14 @@
 // bootstrap_bench: how long the rendezvous takes to hand a 128-byte NCCL unique id to N local
 // ranks and to finish a preflight-like allgather of a 64-byte record per rank.
 //
-// Method (the same for every variant, and for bench/harness/tcpstore_bench.py and bench/harness/mpi_bcast.c as
-// far as each allows): the parent initialises everything, forks N children, and waits until
-// every child has reported ready and is blocked on a start pipe. It then reads CLOCK_MONOTONIC
-// (the common start time) and closes the pipe's write end, which releases every child at once.
-// Each child runs the rendezvous and writes CLOCK_MONOTONIC after it holds the id and after the
-// allgather into a shared-memory slot. Reported: max(completion) - start over all ranks. Children
-// then wait on a second pipe so no connection closes before every rank has finished.
+// Method (the same for every variant, and for bench/harness/tcpstore_bench.py and
+// bench/harness/mpi_bcast.c as far as each allows): the parent initialises everything, forks N
+// children, and waits until every child has reported ready and is blocked on a start pipe. It then
+// reads CLOCK_MONOTONIC (the common start time) and closes the pipe's write end, which releases
+// every child at once. Each child runs the rendezvous and writes CLOCK_MONOTONIC after it holds the
+// id and after the allgather into a shared-memory slot. Reported: max(completion) - start over all
+// ranks. Children then wait on a second pipe so no connection closes before every rank has
+// finished.
 //
 // Variants:
 //   ours-2level  make_tcp_transport with a 32-byte secret (authenticated), N/8 "nodes" of 8
@@ -86,7 +87,8 @@ struct Slot {
     double t_id;
     double t_ag;
     double cpu_id;  // this process's CPU seconds (user + system) at t_id and t_ag (rank 0 only
-    double cpu_ag;  // is reported: the root's serial work, which calibrates bench/model/scale_model.py)
+    double cpu_ag;  // is reported: the root's serial work, which calibrates
+                    // bench/model/scale_model.py)
     double cpu0;    // CPU seconds when released (fork and the wait for the start are not counted)
     char message[256];
 };
