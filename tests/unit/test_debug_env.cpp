@@ -2,6 +2,7 @@
 // --ddp=debug: one directory per step and the variables that point the frameworks at it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -28,6 +29,13 @@ TEST(DebugEnv, OneDirectoryPerStep) {
               "/home/u/run/slurm-ddp-debug/1234.3/nccl_trace_rank_");
     EXPECT_EQ(m[contract::kDebugDirVar], "/home/u/run/slurm-ddp-debug/1234.3");
     for (const auto& v : d->vars) EXPECT_TRUE(v.keep_existing) << v.name;
+    // The variables set are exactly the ones the option table declares for `debug`.
+    ASSERT_EQ(d->vars.size(), debug_variable_names().size());
+    for (const auto& v : d->vars) {
+        EXPECT_NE(std::find(debug_variable_names().begin(), debug_variable_names().end(), v.name),
+                  debug_variable_names().end())
+            << v.name;
+    }
 
     auto abs = derive_debug_env(opts_of("debug=/scratch/x/"), f, std::nullopt, std::nullopt);
     ASSERT_TRUE(abs.ok());

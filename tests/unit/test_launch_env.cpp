@@ -8,29 +8,12 @@
 
 #include "core/slurm/step_facts.hpp"
 #include "core/task/launch_env.hpp"
+#include "step_vars.hpp"
 
 using namespace sddp;
+using sddp::unit::Vars;
 
 namespace {
-
-using Vars = std::map<std::string, std::string, std::less<>>;
-
-// A task of `srun -N<nodes> -n<tasks>` with Slurm's variables as slurmstepd sets them.
-Vars slurm_task(std::uint32_t procid, std::uint32_t localid, std::uint32_t nodeid,
-                std::uint32_t ntasks, const std::string& nodelist, std::uint32_t nnodes,
-                const std::string& tasks_per_node, const std::string& nodename) {
-    return Vars{{"SLURM_JOB_ID", "1234"},
-                {"SLURM_STEP_ID", "3"},
-                {"SLURM_PROCID", std::to_string(procid)},
-                {"SLURM_LOCALID", std::to_string(localid)},
-                {"SLURM_NODEID", std::to_string(nodeid)},
-                {"SLURM_STEP_NUM_TASKS", std::to_string(ntasks)},
-                {"SLURM_STEP_NUM_NODES", std::to_string(nnodes)},
-                {"SLURM_STEP_NODELIST", nodelist},
-                {"SLURM_STEP_TASKS_PER_NODE", tasks_per_node},
-                {"SLURMD_NODENAME", nodename},
-                {"SLURM_DISTRIBUTION", "block"}};
-}
 
 std::map<std::string, std::string> as_map(const LaunchEnv& e) {
     std::map<std::string, std::string> m;
@@ -49,7 +32,7 @@ Result<LaunchEnv> derive(const Vars& vars, const DdpOptions& opts = {},
 
 TEST(LaunchEnv, TwoNodesFourTasksEach) {
     // rank 6 = node 1, local 2 of `srun -N2 --ntasks-per-node=4`
-    auto e = derive(slurm_task(6, 2, 1, 8, "gpu[007-008]", 2, "4(x2)", "gpu008"));
+    auto e = derive(sddp::unit::task(6, 2, 1, 8, "gpu[007-008]", 2, "4(x2)", "gpu008"));
     ASSERT_TRUE(e.ok()) << e.error().message;
     auto m = as_map(*e);
     EXPECT_EQ(m["MASTER_ADDR"], "gpu007");
@@ -70,8 +53,8 @@ TEST(LaunchEnv, TwoNodesFourTasksEach) {
 
 TEST(LaunchEnv, UnevenLayoutGivesPerNodeLocalWorldSize) {
     // srun -n5 -N2: 3 tasks on the first node, 2 on the second.
-    auto first = derive(slurm_task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1"));
-    auto second = derive(slurm_task(4, 1, 1, 5, "n[1-2]", 2, "3,2", "n2"));
+    auto first = derive(sddp::unit::task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1"));
+    auto second = derive(sddp::unit::task(4, 1, 1, 5, "n[1-2]", 2, "3,2", "n2"));
     ASSERT_TRUE(first.ok() && second.ok());
     EXPECT_EQ(as_map(*first)["LOCAL_WORLD_SIZE"], "3");
     EXPECT_EQ(as_map(*second)["LOCAL_WORLD_SIZE"], "2");
@@ -81,8 +64,8 @@ TEST(LaunchEnv, UnevenLayoutGivesPerNodeLocalWorldSize) {
 TEST(LaunchEnv, AllTasksOfAStepAgreeOnMaster) {
     std::set<std::string> addrs, ports;
     for (std::uint32_t r = 0; r < 12; ++r) {
-        auto e = derive(slurm_task(r, r % 4, r / 4, 12, "rack[1-3]-n01", 3, "4(x3)",
-                                   "rack" + std::to_string(r / 4 + 1) + "-n01"));
+        auto e = derive(sddp::unit::task(r, r % 4, r / 4, 12, "rack[1-3]-n01", 3, "4(x3)",
+                                         "rack" + std::to_string(r / 4 + 1) + "-n01"));
         ASSERT_TRUE(e.ok()) << e.error().message;
         addrs.insert(e->master_addr);
         ports.insert(std::to_string(e->master_port));
@@ -95,7 +78,7 @@ TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
     LaunchContext ctx;
     ctx.user_master_addr = "10.1.2.3";
     ctx.user_master_port = "29555";
-    auto v = slurm_task(1, 1, 0, 2, "n1", 1, "2", "n1");
+    auto v = sddp::unit::task(1, 1, 0, 2, "n1", 1, "2", "n1");
     auto kept = derive(v, {}, ctx);
     ASSERT_TRUE(kept.ok());
     EXPECT_EQ(kept->master_addr, "10.1.2.3");
@@ -114,7 +97,7 @@ TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
 }
 
 TEST(LaunchEnv, AddressOptions) {
-    auto v = slurm_task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    auto v = sddp::unit::task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
     DdpOptions suffix;
     suffix.addr_suffix = "-ib";
     EXPECT_EQ(derive(v, suffix)->master_addr, "n1-ib");
@@ -124,7 +107,7 @@ TEST(LaunchEnv, AddressOptions) {
 }
 
 TEST(LaunchEnv, ArbitraryDistributionUsesHostFile) {
-    auto v = slurm_task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    auto v = sddp::unit::task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
     v["SLURM_DISTRIBUTION"] = "arbitrary";
     v["SLURM_HOSTFILE"] = "/nonexistent/hosts";
     auto missing = derive(v);
@@ -141,7 +124,7 @@ TEST(LaunchEnv, ArbitraryDistributionUsesHostFile) {
 
 TEST(LaunchEnv, ArbitraryHostFileWithCounts) {
     // SLURM_HOSTFILE "n2*2\nn1": ranks 0,1 on n2, rank 2 on n1 (measured: Slurm's own syntax).
-    auto v = slurm_task(2, 0, 0, 3, "n[1-2]", 2, "1,2", "n1");
+    auto v = sddp::unit::task(2, 0, 0, 3, "n[1-2]", 2, "1,2", "n1");
     v["SLURM_DISTRIBUTION"] = "arbitrary";
     v["SLURM_HOSTFILE"] = "/shared/hosts";
     LaunchContext ctx;
@@ -160,7 +143,7 @@ TEST(LaunchEnv, ArbitraryHostFileIgnoredBySlurmIsRefused) {
     for (auto [rank, local, node, name] :
          {std::tuple{0u, 0u, 1u, "n2"}, std::tuple{1u, 0u, 0u, "n1"},
           std::tuple{2u, 1u, 0u, "n1"}}) {
-        auto v = slurm_task(rank, local, node, 3, "n[1-2]", 2, "2,1", name);
+        auto v = sddp::unit::task(rank, local, node, 3, "n[1-2]", 2, "2,1", name);
         v["SLURM_DISTRIBUTION"] = "arbitrary";
         v["SLURM_HOSTFILE"] = "/tmp/hosts";
         auto e = derive(v, {}, stale);
@@ -171,7 +154,7 @@ TEST(LaunchEnv, ArbitraryHostFileIgnoredBySlurmIsRefused) {
     // A file with the right counts but another order: the task whose rank moved refuses.
     LaunchContext reordered;
     reordered.hostfile_text = "n1\nn2\nn1\n";
-    auto v = slurm_task(0, 0, 1, 3, "n[1-2]", 2, "2,1", "n2");
+    auto v = sddp::unit::task(0, 0, 1, 3, "n[1-2]", 2, "2,1", "n2");
     v["SLURM_DISTRIBUTION"] = "arbitrary";
     v["SLURM_HOSTFILE"] = "/tmp/hosts";
     auto e = derive(v, {}, reordered);
@@ -186,7 +169,7 @@ TEST(LaunchEnv, ArbitraryHostFileIgnoredBySlurmIsRefused) {
 }
 
 TEST(LaunchEnv, UnreadableHostFileSaysWhy) {
-    auto v = slurm_task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    auto v = sddp::unit::task(1, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
     v["SLURM_DISTRIBUTION"] = "arbitrary";
     v["SLURM_HOSTFILE"] = "/tmp/fifo";
     LaunchContext ctx;
@@ -203,7 +186,7 @@ TEST(LaunchEnv, UnreadableHostFileSaysWhy) {
 namespace {
 Vars het_task(std::uint32_t procid, std::uint32_t localid, std::uint32_t nodeid,
               const std::string& name) {
-    auto v = slurm_task(procid, localid, nodeid, 3, "n[1-2]", 2, "1,2", name);
+    auto v = sddp::unit::task(procid, localid, nodeid, 3, "n[1-2]", 2, "1,2", name);
     v["SLURM_DISTRIBUTION"] = "cyclic";
     v["SLURM_HET_SIZE"] = "2";
     v["SLURM_NODELIST_HET_GROUP_0"] = "n2";
@@ -224,7 +207,7 @@ TEST(LaunchEnv, HeterogeneousComponentsOutOfNodeOrder) {
         EXPECT_EQ(e->node_rank, node) << "rank " << rank;
     }
     // A step of component 1 alone: its own node.
-    auto v = slurm_task(0, 0, 0, 1, "n1", 1, "1", "n1");
+    auto v = sddp::unit::task(0, 0, 0, 1, "n1", 1, "1", "n1");
     v["SLURM_HET_SIZE"] = "2";
     v["SLURM_NODELIST_HET_GROUP_0"] = "n2";
     v["SLURM_NODELIST_HET_GROUP_1"] = "n1";
@@ -257,7 +240,7 @@ TEST(LaunchEnv, HeterogeneousComponentsFromSbatch) {
 
 TEST(LaunchEnv, PlaneAsSlurmSpellsIt) {
     // srun -N2 -n5 -m plane=2 (measured): ranks 0,1 on n1, 2 on n2, 3,4 on n1.
-    auto v = slurm_task(2, 0, 1, 5, "n[1-2]", 2, "4,1", "n2");
+    auto v = sddp::unit::task(2, 0, 1, 5, "n[1-2]", 2, "4,1", "n2");
     v["SLURM_DISTRIBUTION"] = "plane";
     v["SLURM_DIST_PLANESIZE"] = "2";
     auto facts = read_step_facts(map_env(v));
@@ -272,7 +255,7 @@ TEST(LaunchEnv, PlaneAsSlurmSpellsIt) {
 
 TEST(LaunchEnv, RankZeroOnAnotherHostIsAnError) {
     // Rank 0 claims node n2 while the nodelist starts with n1: never hand out a wrong master.
-    auto e = derive(slurm_task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n2"));
+    auto e = derive(sddp::unit::task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n2"));
     ASSERT_FALSE(e.ok());
     EXPECT_NE(e.error().message.find("n2"), std::string::npos);
 }
@@ -280,7 +263,7 @@ TEST(LaunchEnv, RankZeroOnAnotherHostIsAnError) {
 TEST(LaunchEnv, TimeoutOptionIsExported) {
     DdpOptions o;
     o.timeout_s = 42;
-    auto e = derive(slurm_task(0, 0, 0, 1, "n1", 1, "1", "n1"), o);
+    auto e = derive(sddp::unit::task(0, 0, 0, 1, "n1", 1, "1", "n1"), o);
     EXPECT_EQ(as_map(*e)["SLURM_DDP_TIMEOUT"], "42");
 }
 
@@ -293,7 +276,7 @@ struct BadEnv {
 class StepFactErrors : public ::testing::TestWithParam<BadEnv> {};
 
 TEST_P(StepFactErrors, NameVariableAndValue) {
-    auto v = slurm_task(5, 1, 1, 8, "n[1-2]", 2, "4(x2)", "n2");
+    auto v = sddp::unit::task(5, 1, 1, 8, "n[1-2]", 2, "4(x2)", "n2");
     const auto& p = GetParam();
     if (p.value == nullptr) {
         v.erase(p.variable);
@@ -342,7 +325,7 @@ TEST(StepFacts, SpecialStepsAreRecognised) {
 
 TEST(RanksPerNode, BlockCyclicPlane) {
     auto facts = [](const char* dist) {
-        auto v = slurm_task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1");
+        auto v = sddp::unit::task(0, 0, 0, 5, "n[1-2]", 2, "3,2", "n1");
         v["SLURM_DISTRIBUTION"] = dist;
         return *read_step_facts(map_env(v));
     };

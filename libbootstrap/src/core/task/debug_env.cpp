@@ -6,14 +6,15 @@
 
 namespace sddp {
 
+// The option table declares the variables `debug` sets (for help and the docs too): one list.
 const std::vector<std::string>& debug_variable_names() {
-    static const std::vector<std::string> kNames{"NCCL_DEBUG",
-                                                 "NCCL_DEBUG_FILE",
-                                                 "TORCH_DISTRIBUTED_DEBUG",
-                                                 "TORCH_NCCL_TRACE_BUFFER_SIZE",
-                                                 "TORCH_NCCL_DUMP_ON_TIMEOUT",
-                                                 "TORCH_NCCL_DEBUG_INFO_TEMP_FILE",
-                                                 contract::kDebugDirVar};
+    static const std::vector<std::string> kNames = [] {
+        std::vector<std::string> out;
+        if (const OptionSpec* o = find_option("debug")) {
+            for (const auto v : o->variables) out.emplace_back(v);
+        }
+        return out;
+    }();
     return kNames;
 }
 
