@@ -59,22 +59,34 @@ std::string node_name(spank_t sp) {
     return "?";
 }
 
+void end_step(std::uint32_t job_id, std::uint32_t step_id) {
+    std::this_thread::sleep_for(kKillDelay);
+    const std::string step = std::to_string(job_id) + "." + std::to_string(step_id);
+    auto* kill = SDDP_SLURM_API(slurm_kill_job_step);
+    if (kill == nullptr) {
+        log_error("fail-fast: cannot end step " + step +
+                  ": this Slurm process exports no slurm_kill_job_step");
+        return;
+    }
+    if (kill_step(kill, job_id, step_id) == 0) {
+        log_verbose("fail-fast: asked slurmctld to end step " + step);
+    } else {
+        // Usually the step ended already (another node asked first, or it finished).
+        const int err = errno;
+        log_verbose("fail-fast: could not end step " + step + ": " + slurm_error_text(err));
+    }
+}
+
 void end_step_later(std::uint32_t job_id, std::uint32_t step_id) {
-    ff_state().killer = std::thread([job_id, step_id] {
-        std::this_thread::sleep_for(kKillDelay);
-        const std::string step = std::to_string(job_id) + "." + std::to_string(step_id);
-        auto* kill = SDDP_SLURM_API(slurm_kill_job_step);
-        if (kill == nullptr) {
-            log_error("fail-fast: cannot end step " + step +
-                      ": this Slurm process exports no slurm_kill_job_step");
-            return;
-        }
-        if (kill_step(kill, job_id, step_id) == 0) {
-            log_verbose("fail-fast: asked slurmctld to end step " + step);
-        } else {
-            // Usually the step ended already (another node asked first, or it finished).
-            const int err = errno;
-            log_verbose("fail-fast: could not end step " + step + ": " + slurm_error_text(err));
+    // An exception leaving a thread's function would terminate slurmstepd: the body catches all.
+    ff_state().killer = std::thread([job_id, step_id]() noexcept {
+        try {
+            end_step(job_id, step_id);
+        } catch (...) {
+            try {
+                log_error("fail-fast: could not end the step (out of memory?)");
+            } catch (...) {
+            }
         }
     });
 }
