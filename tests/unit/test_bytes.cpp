@@ -1,13 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/base/bytes (hex, big-endian), core/options/contract (the secret's format) and
-// os/random_bytes.
+// core/base/bytes (hex, big-endian) and os/random_bytes.
 #include <gtest/gtest.h>
 
-#include <map>
 #include <string>
 
 #include "core/base/bytes.hpp"
-#include "core/options/contract.hpp"
 #include "os/random_bytes.hpp"
 
 namespace sddp {
@@ -45,33 +42,6 @@ TEST(BigEndian, WriteThenReadAndStopAtTheEnd) {
     EXPECT_FALSE(short_read.u32().has_value());
     EXPECT_EQ(short_read.position(), 0u);  // a failed read consumes nothing
     EXPECT_TRUE(short_read.take(3).has_value());
-}
-
-TEST(StepSecret, EncodeThenReadGivesTheBytes) {
-    auto raw = random_bytes(contract::kSecretBytes);
-    ASSERT_TRUE(raw.ok()) << raw.error().message;
-    const std::string value = contract::encode_secret(*raw);
-    EXPECT_EQ(value.size(), 2 * contract::kSecretBytes);
-    auto read = contract::read_secret(
-        map_env(std::map<std::string, std::string, std::less<>>{{contract::kSecretVar, value}}));
-    ASSERT_TRUE(read.ok()) << read.error().message;
-    EXPECT_EQ(*read, std::string(raw->begin(), raw->end()));
-}
-
-TEST(StepSecret, MalformedNamesTheVariableNeverTheValue) {
-    auto read = [](const std::string& v) {
-        return contract::read_secret(
-            map_env(std::map<std::string, std::string, std::less<>>{{contract::kSecretVar, v}}));
-    };
-    EXPECT_EQ(*read(""), "");
-    auto wrong_len = read("abcd");
-    ASSERT_FALSE(wrong_len.ok());
-    EXPECT_NE(wrong_len.error().message.find(contract::kSecretVar), std::string::npos);
-    EXPECT_EQ(wrong_len.error().message.find("abcd"), std::string::npos);
-    auto not_hex = read(std::string(63, 'a') + "z");
-    ASSERT_FALSE(not_hex.ok());
-    EXPECT_NE(not_hex.error().message.find("not a hex digit"), std::string::npos);
-    EXPECT_TRUE(contract::read_secret(map_env({}))->empty());
 }
 
 TEST(RandomBytes, LengthAndVariety) {
