@@ -16,9 +16,7 @@
 #include <string>
 #include <type_traits>
 
-#include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"
-#include "core/task/task_failure.hpp"
 #include "plugin_log.hpp"
 
 #include "slurm_api.hpp"
@@ -35,18 +33,6 @@ std::optional<std::string> task_env(spank_t sp, const char* name) {
     char buf[64] = {};
     if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return std::nullopt;
     return std::string(buf);
-}
-
-// Slurm exports SLURM_RESTART_COUNT to the batch script once a job was requeued, and srun passes
-// it to the tasks; slurmstepd's S_SLURM_RESTART_COUNT holds it for the batch step only (0 in
-// srun steps, seen on 22.05).
-std::uint32_t restart_count(spank_t sp) {
-    if (auto v = task_env(sp, "SLURM_RESTART_COUNT")) {
-        if (auto parsed = parse_decimal(*v, 1000000)) return static_cast<std::uint32_t>(*parsed);
-    }
-    std::uint32_t n = 0;
-    if (spank_get_item(sp, S_SLURM_RESTART_COUNT, &n) == ESPANK_SUCCESS) return n;
-    return 0;
 }
 
 // The watcher is made a sibling of the task (CLONE_PARENT: a child of slurmstepd), because
@@ -113,10 +99,7 @@ int requeue_job(RequeueFn requeue, std::uint32_t job_id) {
 }  // namespace
 
 void on_requeue_task_init(spank_t sp, const DdpOptions& opts) {
-    const std::string restarts = restarts_value(task_env(sp, contract::kRestartsVar),
-                                                task_env(sp, contract::kRestartsJobVar),
-                                                task_env(sp, "SLURM_JOB_ID"), restart_count(sp));
-    (void)spank_setenv(sp, contract::kRestartsVar, restarts.c_str(), 1);
+    // SLURM_DDP_RESTARTS comes with the rest of the task's environment (core/task/task_env).
     if (!opts.requeue.value_or(false)) return;
 
     std::uint32_t job_id = 0;

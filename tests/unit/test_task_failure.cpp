@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
+
+#include <map>
 #include <sys/wait.h>
 
 #include <csignal>
@@ -63,4 +65,23 @@ TEST(TaskFailure, RestartsFromSlurmDdpRunOnlyForThisJob) {
     EXPECT_EQ(restarts_value("2", std::nullopt, "41", 0), "0");
     EXPECT_EQ(restarts_value(std::nullopt, std::nullopt, "41", 3), "3");
     EXPECT_EQ(restarts_value("2", "", "", 0), "0");
+}
+
+TEST(TaskFailure, RestartsAssignmentFromTheTasksVariables) {
+    using Vars = std::map<std::string, std::string, std::less<>>;
+    auto value = [](Vars v) { return restarts_assignment(map_env(std::move(v))).value; };
+    EXPECT_EQ(restarts_assignment(map_env({})).name, "SLURM_DDP_RESTARTS");
+    EXPECT_FALSE(restarts_assignment(map_env({})).keep_existing);
+    EXPECT_EQ(value({}), "0");
+    EXPECT_EQ(value({{"SLURM_RESTART_COUNT", "2"}}), "2");
+    EXPECT_EQ(value({{"SLURM_RESTART_COUNT", "x"}}), "0");
+    EXPECT_EQ(value({{"SLURM_RESTART_COUNT", "1"},
+                     {"SLURM_DDP_RESTARTS", "3"},
+                     {"SLURM_DDP_RESTARTS_JOB", "77"},
+                     {"SLURM_JOB_ID", "77"}}),
+              "3");
+    EXPECT_EQ(value({{"SLURM_DDP_RESTARTS", "3"},
+                     {"SLURM_DDP_RESTARTS_JOB", "76"},
+                     {"SLURM_JOB_ID", "77"}}),
+              "0");
 }

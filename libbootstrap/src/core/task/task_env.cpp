@@ -11,6 +11,7 @@
 #include "core/task/layout_table.hpp"
 #include "core/task/net_hints.hpp"
 #include "core/task/port_block.hpp"
+#include "core/task/task_failure.hpp"
 #include "core/task/trainer_env.hpp"
 
 namespace sddp {
@@ -232,6 +233,7 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
     }
 
     SDDP_TRY(spec_notes, add_cluster_spec(out, out.options, host, trainer));
+    out.vars.push_back(restarts_assignment(env));
 
     out.summary = "rank " + std::to_string(out.launch.rank) + "/" +
                   std::to_string(out.launch.world_size) + " MASTER_ADDR=" + out.launch.master_addr +

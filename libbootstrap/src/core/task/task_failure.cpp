@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
 
 namespace sddp {
 namespace {
@@ -73,6 +74,19 @@ std::string restarts_value(std::optional<std::string_view> run_count,
         if (const auto n = parse_decimal(*run_count, 1000000)) return std::to_string(*n);
     }
     return std::to_string(restart_count);
+}
+
+EnvAssignment restarts_assignment(const EnvLookup& env) {
+    std::uint32_t count = 0;
+    if (const auto v = env("SLURM_RESTART_COUNT")) {
+        if (const auto n = parse_decimal(*v, 1000000)) count = static_cast<std::uint32_t>(*n);
+    }
+    // Overwritten: a value exported from another job (one submitted from inside a job) would
+    // describe that job; restarts_value keeps only what `slurm-ddp run` set for this one.
+    return {contract::kRestartsVar,
+            restarts_value(env(contract::kRestartsVar), env(contract::kRestartsJobVar),
+                           env("SLURM_JOB_ID"), count),
+            false};
 }
 
 }  // namespace sddp

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/base/env_lookup.hpp"
+
 namespace sddp {
 
 enum class FailFastAction {
@@ -42,5 +44,9 @@ std::string fail_fast_message(std::uint32_t rank, std::string_view node, const T
 std::string restarts_value(std::optional<std::string_view> run_count,
                            std::optional<std::string_view> run_job,
                            std::optional<std::string_view> job_id, std::uint32_t restart_count);
+
+// SLURM_DDP_RESTARTS for every --ddp task, from the task's own variables (Slurm exports
+// SLURM_RESTART_COUNT to a requeued job's script and srun passes it on; unset means 0).
+EnvAssignment restarts_assignment(const EnvLookup& env);
 
 }  // namespace sddp
