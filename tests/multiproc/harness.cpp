@@ -7,11 +7,13 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -355,6 +357,60 @@ std::pair<std::string, bool> read_until_eof(int fd, milliseconds limit) {
 
 void sleep_ms(int ms) {
     std::this_thread::sleep_for(milliseconds(ms));
+}
+
+// A non-blocking connect from `source` (an address on lo other than 127.0.0.1: another "host").
+int start_connect(const char* source, std::uint16_t port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source, &from.sin_addr);
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_port = htons(port);
+    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+// A listening TCP socket on 127.0.0.1:port (SO_REUSEADDR), or -1.
+int listen_on(std::uint16_t port) {
+    const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int one = 1;
+    ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(lfd, 64) != 0) {
+        ::close(lfd);
+        return -1;
+    }
+    return lfd;
+}
+
+// Connects to a node leader's abstract socket `name` (what /proc/net/unix shows any local user).
+int connect_abstract(const std::string& name, milliseconds patience) {
+    const auto until = Clock::now() + patience;
+    for (;;) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un a{};
+        a.sun_family = AF_UNIX;
+        std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
+        const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
+        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) return fd;
+        ::close(fd);
+        if (Clock::now() >= until) return -1;
+        sleep_ms(10);
+    }
 }
 
 }  // namespace sddp::mp

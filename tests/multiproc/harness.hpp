@@ -101,5 +101,11 @@ int connect_raw(std::uint16_t port, milliseconds patience);
 // Reads until EOF or `limit`; returns the bytes and whether EOF came.
 std::pair<std::string, bool> read_until_eof(int fd, milliseconds limit);
 void sleep_ms(int ms);
+// A non-blocking connect from `source` (an address on lo other than 127.0.0.1: another "host").
+int start_connect(const char* source, std::uint16_t port);
+// A listening TCP socket on 127.0.0.1:port (SO_REUSEADDR), or -1.
+int listen_on(std::uint16_t port);
+// Connects to a node leader's abstract socket `name` (what /proc/net/unix shows any local user).
+int connect_abstract(const std::string& name, milliseconds patience);
 
 }  // namespace sddp::mp

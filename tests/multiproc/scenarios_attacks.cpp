@@ -69,28 +69,6 @@ std::size_t count_lines_with(const std::string& text, const std::string& needle)
     return n;
 }
 
-// A non-blocking connect from `source` (an address on lo other than 127.0.0.1: another "host").
-int start_connect(const char* source, std::uint16_t port) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) return -1;
-    sockaddr_in from{};
-    from.sin_family = AF_INET;
-    ::inet_pton(AF_INET, source, &from.sin_addr);
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&from), sizeof from) != 0) {
-        ::close(fd);
-        return -1;
-    }
-    sockaddr_in to{};
-    to.sin_family = AF_INET;
-    to.sin_port = htons(port);
-    ::inet_pton(AF_INET, "127.0.0.1", &to.sin_addr);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS) {
-        ::close(fd);
-        return -1;
-    }
-    return fd;
-}
-
 // `sockets` silent connections from `source`, each reopened as soon as the server closes it,
 // until the server stops listening (the join is over) or `limit` passes. Returns how many
 // connections it opened in all.
@@ -244,21 +222,6 @@ std::optional<std::pair<wire::MsgType, Bytes>> read_frame(int fd, std::string& b
     }
 }
 
-int listen_on(std::uint16_t port) {
-    const int lfd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const int one = 1;
-    ::setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(lfd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(lfd, 64) != 0) {
-        ::close(lfd);
-        return -1;
-    }
-    return lfd;
-}
-
 enum class Squat {
     refuse,   // a challenge and then a reject, or (every other one) an abort in its place
     garbage,  // an HTTP answer, or (every other one) a challenge of another protocol version
@@ -344,22 +307,6 @@ int squatter_then_root() {
     check.expect(std::atoi(kids.report(race.squatter).message.c_str()) >= 2,
                  "the squatter answered rank 1 (" + kids.report(race.squatter).message + " times)");
     return check.failures;
-}
-
-// Connects to a node leader's abstract socket `name` (what /proc/net/unix shows any local user).
-int connect_abstract(const std::string& name, milliseconds patience) {
-    const auto until = Clock::now() + patience;
-    for (;;) {
-        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_un a{};
-        a.sun_family = AF_UNIX;
-        std::memcpy(a.sun_path + 1, name.data(), std::min(name.size(), sizeof a.sun_path - 1));
-        const auto len = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size());
-        if (::connect(fd, reinterpret_cast<sockaddr*>(&a), len) == 0) return fd;
-        ::close(fd);
-        if (Clock::now() >= until) return -1;
-        sleep_ms(10);
-    }
 }
 
 // Binds the abstract socket `name` as user `uid` for `hold`, sending a challenge to whoever

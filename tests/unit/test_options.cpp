@@ -82,6 +82,20 @@ INSTANTIATE_TEST_SUITE_P(
                       BadOption{"default=on", "plugin argument"},
                       BadOption{"port-range=1-2", "plugin argument"}));
 
+// The trainer-facing options (ports, nproc, rank-order, hints, debug, launcher, torchelastic).
+INSTANTIATE_TEST_SUITE_P(Trainer, OptionErrors,
+                         ::testing::Values(BadOption{"ports=0", "from 1 to 256"},
+                                           BadOption{"ports=999", "ports='999'"},
+                                           BadOption{"ports", "ports=4"},
+                                           BadOption{"nproc=4", "without launcher"},
+                                           BadOption{"launcher,nproc=x", "from 1 to 1024"},
+                                           BadOption{"rank-order=cyclic", "block"},
+                                           BadOption{"launcher,rank-order=node", "drop rank-order"},
+                                           BadOption{"net-hints,nccl-hints", "twice"},
+                                           BadOption{"debug=a b", "without spaces"},
+                                           BadOption{"launcher=maybe", "launcher=yes|no"},
+                                           BadOption{"torchelastic=2", "torchelastic=yes|no"}));
+
 TEST(Options, OversizedInputIsRefusedNotParsed) {
     std::string huge(100000, 'v');
     auto o = parse_user_options(huge);
@@ -331,33 +345,6 @@ TEST(OptionTable, NewFrameworkOptionsCombine) {
     ASSERT_FALSE(tf_launcher.ok());
     EXPECT_TRUE(parse_user_options("hostfile,launcher").ok());
     EXPECT_TRUE(parse_user_options("jax=no,launcher").ok());  // turned off: no conflict
-}
-
-TEST(OptionsHelp, TextMarkdownAndNamesListEveryOption) {
-    const std::string text = format_options_help(HelpFormat::text);
-    const std::string md = format_options_help(HelpFormat::markdown);
-    const std::string names = format_options_help(HelpFormat::names);
-    for (const auto& o : option_table()) {
-        EXPECT_NE(md.find("| `" + std::string(o.name)), std::string::npos) << o.name;
-        EXPECT_NE(names.find(std::string(o.name) + "\n"), std::string::npos) << o.name;
-    }
-    EXPECT_NE(text.find("[site only: plugstack.conf]"), std::string::npos);
-    EXPECT_NE(text.find("TF_CONFIG"), std::string::npos);
-    // The markdown names each number's range and each choice's values from the declaration,
-    // and every refused pair with its message.
-    EXPECT_NE(md.find("| `ports=K` | 1-256 |"), std::string::npos);
-    EXPECT_NE(md.find("local\\|single\\|closest\\|none"), std::string::npos);
-    for (const auto& c : option_conflicts()) {
-        EXPECT_NE(md.find(std::string(c.message)), std::string::npos) << c.message;
-    }
-    EXPECT_TRUE(is_help_request("help"));
-    EXPECT_TRUE(is_help_request(" help "));
-    EXPECT_FALSE(is_help_request("help,verbose"));
-    EXPECT_FALSE(is_help_request(""));
-    // In slurmstepd "help" is not special: an unknown key whose message lists help.
-    auto remote = parse_user_options("help");
-    ASSERT_FALSE(remote.ok());
-    EXPECT_NE(remote.error().message.find("print this table and exit"), std::string::npos);
 }
 
 TEST(Options, KeepGoingAndRequeueFlags) {

@@ -42,31 +42,3 @@ TEST(TrainerOptions, SiteDefaultsAndUserOverride) {
     EXPECT_EQ(*merged.rank_order, RankOrder::node);
     EXPECT_EQ(*merged.debug_dir, "dbg");
 }
-
-struct BadTrainerOption {
-    const char* text;
-    const char* must_mention;
-};
-class TrainerOptionErrors : public ::testing::TestWithParam<BadTrainerOption> {};
-
-TEST_P(TrainerOptionErrors, NamesTheProblemAndTheFix) {
-    auto o = parse_user_options(GetParam().text);
-    ASSERT_FALSE(o.ok()) << GetParam().text;
-    EXPECT_EQ(o.error().code, Errc::invalid_input);
-    EXPECT_NE(o.error().message.find(GetParam().must_mention), std::string::npos)
-        << o.error().message;
-}
-
-INSTANTIATE_TEST_SUITE_P(
-    All, TrainerOptionErrors,
-    ::testing::Values(BadTrainerOption{"ports=0", "from 1 to 256"},
-                      BadTrainerOption{"ports=999", "ports='999'"},
-                      BadTrainerOption{"ports", "ports=4"},
-                      BadTrainerOption{"nproc=4", "without launcher"},
-                      BadTrainerOption{"launcher,nproc=x", "from 1 to 1024"},
-                      BadTrainerOption{"rank-order=cyclic", "block"},
-                      BadTrainerOption{"launcher,rank-order=node", "drop rank-order"},
-                      BadTrainerOption{"net-hints,nccl-hints", "twice"},
-                      BadTrainerOption{"debug=a b", "without spaces"},
-                      BadTrainerOption{"launcher=maybe", "launcher=yes|no"},
-                      BadTrainerOption{"torchelastic=2", "torchelastic=yes|no"}));
