@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
 
-#include <map>
 #include <sys/wait.h>
+#include <map>
 
 #include <csignal>
 
