@@ -14,6 +14,7 @@
 
 #include "core/slurm/step_facts.hpp"
 #include "core/task/task_failure.hpp"
+#include "os/host_name.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
 
@@ -55,8 +56,7 @@ std::string node_name(spank_t sp) {
     char buf[256] = {};
     if (spank_getenv(sp, "SLURMD_NODENAME", buf, sizeof buf) == ESPANK_SUCCESS && buf[0] != '\0')
         return buf;
-    if (gethostname(buf, sizeof buf - 1) == 0) return buf;
-    return "?";
+    return local_host_name().value_or("?");
 }
 
 void end_step(std::uint32_t job_id, std::uint32_t step_id) {

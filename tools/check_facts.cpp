@@ -21,6 +21,7 @@
 
 #include "check_gpu.hpp"
 #include "core/base/numbers.hpp"
+#include "os/host_name.hpp"
 
 namespace sddp::check {
 namespace {
@@ -46,9 +47,8 @@ class Fd {
 };
 
 std::string host_name() {
-    char buf[256] = {};
-    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown-host";
-    return buf;
+    const auto name = local_host_name();
+    return name && !name->empty() ? *name : "unknown-host";
 }
 
 // The interface a packet to `address` leaves from: connect a UDP socket (no packet is sent),

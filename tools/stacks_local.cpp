@@ -15,6 +15,7 @@
 
 #include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"
+#include "os/host_name.hpp"
 #include "stacks_child.hpp"
 #include "stacks_frames.hpp"
 #include "stacks_slurm.hpp"
@@ -43,9 +44,7 @@ std::optional<std::string> our_env(const char* name) {
 
 std::string node_name() {
     if (auto n = our_env("SLURMD_NODENAME"); n && !n->empty()) return *n;
-    char host[256] = {};
-    if (::gethostname(host, sizeof host - 1) != 0) return "localhost";
-    std::string h(host);
+    const std::string h = local_host_name().value_or("localhost");
     return h.substr(0, h.find('.'));
 }
 

@@ -160,14 +160,6 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
         } else {
             *out = it == g.env.end() ? 0 : static_cast<std::uint32_t>(std::stoul(it->second));
         }
-    } else if (item == S_SLURM_RESTART_COUNT) {
-        auto* out = va_arg(ap, std::uint32_t*);
-        if (out == nullptr) {
-            bad_call("spank_get_item(S_SLURM_RESTART_COUNT, NULL)");
-            rc = ESPANK_BAD_ARG;
-        } else {
-            *out = 0;  // every job the host models is on its first run
-        }
     } else {
         bad_call("spank_get_item for an item the host does not model: " +
                  std::to_string(static_cast<int>(item)));

@@ -14,6 +14,7 @@
 #include "core/options/contract.hpp"
 #include "os/hmac_sha256.hpp"
 #include "os/host_files.hpp"
+#include "os/host_name.hpp"
 #include "rendezvous/preflight_exchange.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/protocol/preflight.hpp"
@@ -24,9 +25,8 @@ namespace sddp::api {
 namespace {
 
 std::string host_name() {
-    char buf[256] = {};
-    if (::gethostname(buf, sizeof buf - 1) != 0 || buf[0] == '\0') return "unknown-host";
-    return buf;
+    const auto name = local_host_name();
+    return name && !name->empty() ? *name : "unknown-host";
 }
 
 std::string prefix(const sddp_handle& h, std::string_view step) {

@@ -11,6 +11,7 @@
 
 #include "core/base/log.hpp"
 #include "core/options/contract.hpp"
+#include "os/host_name.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp_auth.hpp"
 #include "rendezvous/tcp_client.hpp"
@@ -25,9 +26,7 @@ constexpr std::uint64_t kLocalListenerId = 2;
 
 std::string hostname_or(const std::string& configured) {
     if (!configured.empty()) return configured;
-    char buf[256] = {};
-    if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
-    return buf;
+    return local_host_name().value_or("unknown-host");
 }
 
 Status validate(const RendezvousConfig& c) {
