@@ -36,17 +36,8 @@ cat >"$W/torchrun_job.sh" <<JOB
 srun "$VENV/bin/torchrun" "$FW_DIR/requeue_torch.py" "$W/t"
 JOB
 
-wait_for() {  # wait_for SECONDS COMMAND...: poll until COMMAND succeeds
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ $SECONDS -ge $end ] && return 1
-        sleep 1
-    done
-}
 count() { find "$1" -maxdepth 1 -name "$2" | wc -l; }
 has() { [ "$(count "$1" "$2")" -ge "$3" ]; }  # has DIR PATTERN N: at least N such files
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 restarted() { [ "$(job_field "$1" Restarts)" = 1 ]; }
 # finished JOB: the job ended (or slurmctld forgot it: MinJobAge); records the Restarts it saw.
 finished() {

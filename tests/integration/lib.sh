@@ -45,6 +45,16 @@ expect_not_contains() {
 }
 
 # Field N (1-based) of the line whose first field is RANK, from print_task_env.sh output.
+wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.5 s until COMMAND succeeds
+    local end=$((SECONDS + $1))
+    shift
+    until "$@"; do
+        [ $SECONDS -ge $end ] && return 1
+        sleep 0.5
+    done
+}
+# One field of `scontrol show job` (Restarts, JobState...), empty once the job is gone.
+job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 field_of_rank() { awk -v r="$1" -v f="$2" '$1 == "task" && $2 == r { print $f }' <<<"$3"; }
 
 use_plugin

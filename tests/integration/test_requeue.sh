@@ -46,18 +46,9 @@ submit() {  # submit NAME SRUN_ARGS... : a 2-node requeue job running one srun s
     sbatch --parsable -J "rq-$name" -N2 -n2 --requeue --ddp=requeue -o "$WORK/$name.out" \
         --wrap "srun $*"
 }
-wait_for() {  # wait_for SECONDS COMMAND...: poll until COMMAND succeeds
-    local end=$((SECONDS + $1))
-    shift
-    until "$@"; do
-        [ $SECONDS -ge $end ] && return 1
-        sleep 0.5
-    done
-}
 count() { find "$1" -maxdepth 1 -name "$2" | wc -l; }
 has() { [ "$(count "$1" "$2")" = "$3" ]; }  # has DIR PATTERN N
 restarted() { [ "$(job_field "$1" Restarts)" = 1 ]; }
-job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
 
 plain=$(submit plain -N2 -n2 $PY "$WORK/train.py" "$WORK/p")
 jobs_to_cancel+=("$plain")
