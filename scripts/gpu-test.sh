@@ -5,8 +5,12 @@
 #   bash scripts/gpu-test.sh build [--nccl=system|wheel]   # configure + build into build-gpu/
 #   bash scripts/gpu-test.sh run [PART]                    # PART: all (default), load, single,
 #                                                          #   repeat, layouts, faults, check, fakes
+#   bash scripts/gpu-test.sh all [--nccl=...]              # build, then run every part
 #
 # `build` compiles against the CUDA toolkit's own headers (SDDP_CUDA_ROOT, default
+# /usr/local/cuda; where that has none, the CUDA runtime wheel PyTorch uses, nvidia/cu13 or
+# nvidia/cuda_runtime of python3, and last the copy in the ignored .devkit/ that
+# scripts/gpu-kit.sh makes; see cuda_root below)
 # /usr/local/cuda) and NCCL from the system (--nccl=system: nccl.h and libnccl under the
 # toolkit or the system's folders) or from NVIDIA's PyPI wheel (--nccl=wheel: nvidia/nccl of the
 # python3 on PATH, else of the cached torch environment of scripts/framework-env.sh, else of the
@@ -22,17 +26,17 @@
 # none (NCCL loading) passed. Scenarios that need more GPUs than the machine has say NOT-RUN.
 #
 # On a lent GPU machine (the `run` tool of this workplace; see ../shared/gpu/README.md): only
-# the checkout travels, so first copy the Slurm .debs into the ignored .gpu/ here
+# the checkout travels, and the machine may lack a CUDA toolkit, nettle-dev and GoogleTest, so
+# first gather the Slurm .debs and those headers into the ignored .devkit/ here
 #
-#   echo /.gpu/ >> .git/info/exclude; rm -rf .gpu; cp -r ../shared/gpu .gpu
+#   bash scripts/gpu-kit.sh
 #
-# then, as separate calls, .gpu/ named in carry (the build stays on the warm machine between
-# calls; a machine that went cold needs the build call again):
+# then build and run in one call (a machine given back between calls loses the build), .devkit
+# named in carry:
 #
-#   run(command="bash scripts/gpu-test.sh build", carry=[".gpu"], timeout_s=600)
-#   run(command="bash scripts/gpu-test.sh run", carry=[".gpu"], timeout_s=600)
-#   run(command="bash scripts/gpu-test.sh run faults", carry=[".gpu"], timeout_s=600)  # one part
+#   run(command="bash scripts/gpu-test.sh all", carry=[".devkit"], timeout_s=600)
 #
+# (`build` and `run [PART]` as separate calls work while the machine stays warm.)
 # Slurm there is the one of .gpu/slurm-on-device.sh (one node, the machine's GPUs as gres),
 # brought up by the first step that needs it and left up for the next (KEEP_SLURM=0: down at
 # the end of `run`). It is never started where there is no GPU: a machine without one (a
@@ -62,7 +66,7 @@ case $NCCL_FROM in auto | system | wheel) ;; *)
 esac
 BUILD=${BUILD:-$ROOT/build-gpu}
 [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
-CUDA_ROOT=${SDDP_CUDA_ROOT:-/usr/local/cuda}
+CUDA_ROOT=${SDDP_CUDA_ROOT:-}
 T=${SLURM_DDP_TEST_TIMEOUT_MS:-5000} # the timeout of the kill scenarios
 OUTDIR=${OUT:-$BUILD/gpu-test}
 mkdir -p "$OUTDIR"
@@ -100,7 +104,9 @@ fi
 # Slurm of .gpu/slurm-on-device.sh, on a GPU machine only (it runs as root and owns the node).
 slurm_up() {
     if [[ ! -f .gpu/slurm-on-device.sh ]]; then
-        if [[ -d ../shared/gpu ]]; then
+        if [[ -f .devkit/gpu/slurm-on-device.sh ]]; then
+            rm -rf .gpu && cp -r .devkit/gpu .gpu
+        elif [[ -d ../shared/gpu ]]; then
             grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >>.git/info/exclude
             rm -rf .gpu && cp -r ../shared/gpu .gpu
         else
@@ -130,17 +136,40 @@ wheel_nccl() {
     return 1
 }
 
+# The CUDA runtime to build against, into CUDA_ROOT: SDDP_CUDA_ROOT when set; else the system's
+# toolkit; else the runtime wheel of python3 (a GPU machine with PyTorch from PyPI and no
+# toolkit: its runtime is the one the driver there is known to take); else .devkit/cuda.
+cuda_root() {
+    local d
+    if [[ -n $CUDA_ROOT ]]; then
+        [[ -f $CUDA_ROOT/include/cuda_runtime_api.h ]]
+        return
+    fi
+    for d in /usr/local/cuda \
+        $(python3 -c 'import nvidia, os; print("\n".join(os.path.join(p, w) for p in nvidia.__path__ for w in ("cu13", "cuda_runtime")))' 2>/dev/null) \
+        "$ROOT/.devkit/cuda"; do
+        [[ -f $d/include/cuda_runtime_api.h ]] && CUDA_ROOT=$d && return 0
+    done
+    return 1
+}
+
 # ---- build --------------------------------------------------------------------------------------
 step_build() {
     local extra=() t0=$SECONDS
-    if [[ ! -f $CUDA_ROOT/include/cuda_runtime_api.h ]]; then
-        echo "gpu-test: no CUDA toolkit headers at $CUDA_ROOT/include (set SDDP_CUDA_ROOT)"
+    cuda_root || {
+        echo "gpu-test: no CUDA runtime headers (include/cuda_runtime_api.h) in ${SDDP_CUDA_ROOT:-/usr/local/cuda}, in python3's nvidia/cu13 or nvidia/cuda_runtime wheel, or in .devkit/cuda (scripts/gpu-kit.sh): set SDDP_CUDA_ROOT to a CUDA toolkit"
         return 1
-    fi
+    }
     local major
     major=$(sed -n 's/^#define CUDART_VERSION *\([0-9]*\).*/\1/p' "$CUDA_ROOT/include/cuda_runtime_api.h")
     major=$((major / 1000))
     extra+=(-DSDDP_CUDA_ROOT="$CUDA_ROOT" -DCUDART_INCLUDE_DIR="$CUDA_ROOT/include")
+    # A wheel ships only libcudart.so.N, which find_library does not take for "cudart".
+    local cudart="" f
+    for f in "$CUDA_ROOT"/lib64/libcudart.so "$CUDA_ROOT"/lib/libcudart.so "$CUDA_ROOT"/lib*/libcudart.so."$major"; do
+        [[ -f $f ]] && cudart=$f && break
+    done
+    [[ -n $cudart ]] && extra+=(-DCUDART_LIBRARY="$cudart")
     [[ $NCCL_FROM = auto ]] && { [[ -f $CUDA_ROOT/include/nccl.h ]] && NCCL_FROM=system || NCCL_FROM=wheel; }
     local nccl_desc
     if [[ $NCCL_FROM = wheel ]]; then
@@ -154,7 +183,7 @@ step_build() {
     else
         nccl_desc="system (nccl.h and libnccl under $CUDA_ROOT or the system's folders)"
     fi
-    echo "gpu-test: CUDA headers $CUDA_ROOT/include (CUDA $major); NCCL from the $nccl_desc"
+    echo "gpu-test: CUDA headers $CUDA_ROOT/include (CUDA $major, runtime ${cudart:-not found}); NCCL from the $nccl_desc"
     # The plugin needs spank.h: the system's, else that of the Slurm .debs on a GPU machine.
     if [[ ! -f /usr/include/slurm/spank.h ]]; then
         if ((gpus > 0)) && slurm_up; then
@@ -162,6 +191,11 @@ step_build() {
         else
             echo "gpu-test: no slurm/spank.h here: the plugin is not built"
         fi
+    fi
+    # Nettle without nettle-dev: the headers and library of .devkit/nettle (scripts/gpu-kit.sh).
+    if ! pkg-config --exists nettle 2>/dev/null && [[ ! -f /usr/include/nettle/hmac.h && -d .devkit/nettle ]]; then
+        extra+=(-DCMAKE_PREFIX_PATH="$ROOT/.devkit/nettle")
+        echo "gpu-test: Nettle from .devkit/nettle (no nettle-dev here)"
     fi
     command -v ccache >/dev/null &&
         extra+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
@@ -390,16 +424,17 @@ step_run() {
         verdict FAIL "Slurm up with the plugin" "(see $OUTDIR/slurm_up.log)"
         return 1
     }
+    # The longest part (two hundred communicators) last, where a call's time limit cuts least.
     want single && part_single
-    want repeat && part_repeat
+    want check && part_check
     want layouts && part_layouts
     want faults && part_faults
-    want check && part_check
     # The NCCL layer's fault scenarios on the fakes, here with the real driver present: the
     # fakes must still be the ones loaded.
     if want fakes && [[ $layer_tests != none ]]; then
         run nccl_layer_on_fakes env LD_LIBRARY_PATH="$fakes:$fakes/prev" "$layer_tests"
     fi
+    want repeat && part_repeat
     [[ ${KEEP_SLURM:-1} = 1 ]] || bash .gpu/slurm-on-device.sh down >/dev/null 2>&1
     summary "run $PART"
 }
@@ -413,9 +448,13 @@ run)
     step_run
     rc=$?
     ;;
+all)
+    step_build && summary build && { pass=0 fail=0 notrun=0; step_run; }
+    rc=$?
+    ;;
 *)
-    sed -n '3,8p' "$0"
-    echo "gpu-test: say build or run" >&2
+    sed -n '3,9p' "$0"
+    echo "gpu-test: say build, run or all" >&2
     rc=2
     ;;
 esac
