@@ -67,7 +67,7 @@ esac
 BUILD=${BUILD:-$ROOT/build-gpu}
 [[ $BUILD = /* ]] || BUILD=$ROOT/$BUILD
 CUDA_ROOT=${SDDP_CUDA_ROOT:-}
-T=${SLURM_DDP_TEST_TIMEOUT_MS:-5000} # the timeout of the kill scenarios
+T=${SLURM_DDP_TEST_TIMEOUT:-5} # the rendezvous timeout of the kill scenarios, in seconds (as SLURM_DDP_TIMEOUT)
 OUTDIR=${OUT:-$BUILD/gpu-test}
 mkdir -p "$OUTDIR"
 pass=0 fail=0 notrun=0
@@ -192,9 +192,10 @@ step_build() {
             echo "gpu-test: no slurm/spank.h here: the plugin is not built"
         fi
     fi
-    # Nettle without nettle-dev: the headers and library of .devkit/nettle (scripts/gpu-kit.sh).
+    # Nettle and GoogleTest where the machine has no -dev package: .devkit/ (scripts/gpu-kit.sh).
+    local prefixes=()
     if ! pkg-config --exists nettle 2>/dev/null && [[ ! -f /usr/include/nettle/hmac.h && -d .devkit/nettle ]]; then
-        extra+=(-DCMAKE_PREFIX_PATH="$ROOT/.devkit/nettle")
+        prefixes+=("$ROOT/.devkit/nettle")
         echo "gpu-test: Nettle from .devkit/nettle (no nettle-dev here)"
     fi
     command -v ccache >/dev/null &&
@@ -202,10 +203,19 @@ step_build() {
     local gtest=OFF
     if [[ -f /usr/include/gtest/gtest.h ]] || [[ -n $(find /usr -name GTestConfig.cmake -print -quit 2>/dev/null) ]]; then
         gtest=ON
+    elif [[ -d .devkit/gtest ]]; then
+        gtest=ON
+        prefixes+=("$ROOT/.devkit/gtest")
+        echo "gpu-test: GoogleTest from .devkit/gtest (none here)"
     fi
-    local targets=(slurm_ddp slurm-ddp cpp_allreduce c_minimal nccl_init_bench nccl_probe)
+    if ((${#prefixes[@]})); then
+        local IFS=';'
+        extra+=(-DCMAKE_PREFIX_PATH="${prefixes[*]}")
+        unset IFS
+    fi
+    local targets=(slurm_ddp slurm-ddp cpp_allreduce c_minimal nccl_init_bench)
     [[ -f /usr/include/slurm/spank.h || -f /opt/slurmdeb/usr/include/slurm/spank.h ]] && targets+=(spank_ddp)
-    [[ $gtest = ON ]] && targets+=(test_gpu_allreduce nccl_layer_tests sddp_fake_nccl sddp_fake_cudart
+    [[ $gtest = ON ]] && targets+=(nccl_probe test_gpu_allreduce nccl_layer_tests sddp_fake_nccl sddp_fake_cudart
         sddp_fake_cudart_prev sddp_fake_rccl sddp_fake_hip)
     local jobs=${GPU_TEST_JOBS:-$(nproc)}
     if cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSDDP_WITH_NCCL=ON \
@@ -236,6 +246,8 @@ build_by_hand() {
     {
         g++ -std=c++20 -O2 "${inc[@]}" tests/api/test_gpu_allreduce.cpp -o "$gp/test_gpu_allreduce" \
             -L"$libdir" -lslurm_ddp "$nccl_lib" "$cudart_lib" "$rp" -pthread &&
+            gcc -O2 "${inc[@]}" tests/api/nccl_probe.c -o "$gp/nccl_probe" -L"$libdir" -lslurm_ddp \
+            -Wl,-rpath,"$libdir" &&
             gcc -O2 -shared -fPIC "${inc[@]}" tests/api/fakes/fake_nccl.c -o "$gp/fakes/libnccl.so.2" \
                 -Wl,-soname,libnccl.so.2 -pthread &&
             gcc -O2 -shared -fPIC "${inc[@]}" tests/api/fakes/fake_cudart.c \
@@ -253,6 +265,7 @@ find_programs() {
     layer_tests=$(bin nccl_layer_tests) fakes=$BUILD/tests/api/fakes
     if [[ -d $BUILD/gpu-programs ]]; then
         gpu_test=$BUILD/gpu-programs/test_gpu_allreduce fakes=$BUILD/gpu-programs/fakes layer_tests=none
+        probe=$BUILD/gpu-programs/nccl_probe
     fi
     [[ -f $fakes/libnccl.so.2 ]] || fakes=""
     wanted=(lib gpu_test allreduce bench probe c_minimal fakes tool layer_tests)
@@ -331,17 +344,20 @@ part_faults() {
     killed() { # killed WHEN N: runs the scenario, checks the survivors' lines and the time
         local when=$1 n=$2 t0=$SECONDS out
         if [[ $n -eq 1 ]]; then
+            # Outside srun: the per-step secret srun --ddp would have made, by hand.
             out=$(RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 \
-                MASTER_PORT=$((20000 + RANDOM % 20000)) SLURM_DDP_TIMEOUT=$T timeout 120 "$gpu_test" \
+                MASTER_PORT=$((20000 + RANDOM % 20000)) SLURM_DDP_TIMEOUT=$T \
+                SLURM_DDP_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \n') timeout 120 "$gpu_test" \
                 --die 1:"$when" 2>&1)
         else
-            out=$(SLURM_DDP_TIMEOUT=$T timeout 120 srun -n"$n" --ddp --gres=gpu:"$n" -K0 \
+            out=$(timeout 120 srun -n"$n" --ddp=timeout="$T",keep-going --gres=gpu:"$n" -K0 \
                 "$gpu_test" --die 1:"$when" 2>&1)
         fi
         echo "$out"
-        local took=$((SECONDS - t0)) want=$((n - 1))
+        # Every started rank but the victim survives; with n = 1 the victim never started.
+        local took=$((SECONDS - t0)) want=$((n == 1 ? 1 : n - 1))
         [[ $(grep -c '^SURVIVOR' <<<"$out") -eq $want ]] || { echo "expected $want survivors"; return 1; }
-        ((took <= T / 1000 + 15)) || { echo "took $took s (timeout $((T / 1000)) s + 15 s margin)"; return 1; }
+        ((took <= T + 15)) || { echo "took $took s (timeout $T s + 15 s margin)"; return 1; }
     }
     run killed_before_init killed before 1
     if ((gpus >= 2)); then

@@ -2,6 +2,7 @@
 #include "remote_context.hpp"
 
 #include <unistd.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <string>

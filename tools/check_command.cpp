@@ -2,6 +2,7 @@
 #include "check_command.hpp"
 
 #include <unistd.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <chrono>

@@ -3,6 +3,7 @@
 
 #include <glob.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <chrono>
 #include <iostream>

@@ -2,6 +2,7 @@
 #include "run_args.hpp"
 
 #include <charconv>
+#include <cstdint>
 #include <optional>
 
 #include "core/slurm/hostlist.hpp"

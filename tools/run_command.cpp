@@ -2,6 +2,7 @@
 #include "run_command.hpp"
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 #include <iostream>
 

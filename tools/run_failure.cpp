@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 
 namespace sddp::run {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "core/options/contract.hpp"
 #include "core/slurm/hostlist.hpp"

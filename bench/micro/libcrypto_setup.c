@@ -18,6 +18,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/params.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

@@ -101,7 +101,12 @@ def main():
             tmp = args.checkpoint + ".tmp"
             torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": epoch}, tmp)
             os.replace(tmp, args.checkpoint)  # atomic: a crash never leaves half a checkpoint
-        dist.barrier()  # nobody resumes from a checkpoint rank 0 is still writing
+        # Nobody resumes from a checkpoint rank 0 is still writing. The device named: NCCL
+        # barriers warn on every rank otherwise (PyTorch 2.x).
+        if use_cuda:
+            dist.barrier(device_ids=[device.index])
+        else:
+            dist.barrier()
 
     # Every rank must hold exactly rank 0's weights: compare a checksum across ranks.
     flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()]).double()

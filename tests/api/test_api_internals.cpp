@@ -2,6 +2,7 @@
 // The library's pure parts below the C API: settings, transport choice, the
 // PMI2 value codec and the bounded PMI2 worker.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <map>
 #include <thread>

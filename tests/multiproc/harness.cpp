@@ -10,6 +10,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Healthy jobs of several sizes and shapes: every rank must get every result right.
+#include <cstdint>
 #include <cstdio>
 
 #include "harness.hpp"

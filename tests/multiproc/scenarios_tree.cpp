@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <netinet/in.h>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/base/bytes (hex, big-endian) and os/random_bytes.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <string>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // detect_identity: each source (ddp, slurm, mpi, single) and each malformed case.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <map>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/task/layout_table: the one table `--ddp=verbose` and `slurm-ddp env --table` print.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <string>
 

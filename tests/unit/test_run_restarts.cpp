@@ -2,6 +2,7 @@
 // `slurm-ddp run --restarts`: its arguments, the first failure read from srun's stderr, the
 // nodes of each run and the summary line.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <csignal>
 #include <string>

@@ -2,6 +2,7 @@
 #include "core/slurm/task_counts.hpp"
 
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <random>
 #include <string>

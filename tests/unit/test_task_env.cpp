@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // derive_task_env: the whole per-task pipeline the plugin and `slurm-ddp env` share.
 #include <gtest/gtest.h>
+#include <cstdint>
 
 #include <cerrno>
 #include <map>

@@ -2,6 +2,7 @@
 #include "api/bootstrap.hpp"
 
 #include <unistd.h>
+#include <cstdint>
 
 #include <mutex>
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // sddp_broadcast / sddp_allgather / sddp_barrier: small byte collectives over the rendezvous
 // transport, with the sizes checked on every rank (a mismatch is a clear error, not corruption).
+#include <cstdint>
 #include <cstring>
 
 #include "api/handle.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "nccl/nccl_agreement.hpp"
 
+#include <cstdint>
 #include <optional>
 
 namespace sddp::nccl {

@@ -2,6 +2,7 @@
 #include "nccl/nccl_unique_ids.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 

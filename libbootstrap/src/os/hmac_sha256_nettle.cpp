@@ -5,6 +5,7 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 #include <nettle/version.h>
+#include <cstdint>
 
 #include <cstdio>
 #include <cstdlib>

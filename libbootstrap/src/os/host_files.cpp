@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <cerrno>
 #include <cstring>

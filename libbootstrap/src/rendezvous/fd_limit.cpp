@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <utility>

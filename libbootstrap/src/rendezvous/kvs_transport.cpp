@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/kvs_transport.hpp"
 
+#include <cstdint>
 #include <utility>
 
 namespace sddp {

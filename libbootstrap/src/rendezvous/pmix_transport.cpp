@@ -2,6 +2,7 @@
 #include "rendezvous/pmix_transport.hpp"
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/tcp_auth.hpp"
 
+#include <cstdint>
 #include <cstring>
 
 #include "core/base/bytes.hpp"

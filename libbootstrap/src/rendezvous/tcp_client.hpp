@@ -3,6 +3,7 @@
 // its local socket) and prove we hold the step secret while it proves the same to us.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 

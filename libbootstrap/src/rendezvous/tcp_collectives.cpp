@@ -10,6 +10,7 @@
 // Every message carries the collective's sequence number and kind, so ranks that called
 // different collectives fail with a clear mismatch instead of exchanging the wrong bytes.
 #include <algorithm>
+#include <cstdint>
 
 #include "rendezvous/tcp_node.hpp"
 #include "rendezvous/tcp_rank_list.hpp"

@@ -2,6 +2,7 @@
 #include "rendezvous/tcp_connection.hpp"
 
 #include <sys/socket.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>

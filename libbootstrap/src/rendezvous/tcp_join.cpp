@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>

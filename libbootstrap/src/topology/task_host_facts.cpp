@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "topology/task_host_facts.hpp"
 
+#include <cstdint>
 #include <utility>
 
 #include "os/host_files.hpp"

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"

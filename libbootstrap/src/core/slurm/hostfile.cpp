@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/slurm/hostfile.hpp"
 
+#include <cstdint>
 #include <map>
 
 #include "core/base/numbers.hpp"

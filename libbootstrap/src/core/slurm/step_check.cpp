@@ -2,6 +2,7 @@
 #include "core/slurm/step_check.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <set>
 #include <utility>

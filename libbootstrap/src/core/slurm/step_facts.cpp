@@ -2,6 +2,7 @@
 #include "core/slurm/step_facts.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 
 #include "core/base/numbers.hpp"

@@ -2,6 +2,7 @@
 #include "core/slurm/step_hostfile.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/task/rank_order.hpp"
 

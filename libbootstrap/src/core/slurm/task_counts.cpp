@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/slurm/task_counts.hpp"
 
+#include <cstdint>
 #include <limits>
 #include <string>
 

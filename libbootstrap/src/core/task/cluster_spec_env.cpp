@@ -2,6 +2,7 @@
 #include "core/task/cluster_spec_env.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/task/rank_order.hpp"
 

@@ -14,8 +14,7 @@ const std::vector<std::string>& framework_variable_names() {
 
 std::vector<EnvAssignment> worker_default_env(const EnvLookup& env) {
     if (env("TORCH_NCCL_ASYNC_ERROR_HANDLING") || env("NCCL_ASYNC_ERROR_HANDLING")) return {};
-    return {EnvAssignment{"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", true},
-            EnvAssignment{"NCCL_ASYNC_ERROR_HANDLING", "1", true}};
+    return {EnvAssignment{"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1", true}};
 }
 
 Result<std::vector<EnvAssignment>> torchelastic_env(

@@ -2,11 +2,12 @@
 // What torchrun gives its workers beyond the rank variables, for steps that --ddp launches
 // directly.
 //
-//  - Worker defaults (always): torchrun's agent exports NCCL_ASYNC_ERROR_HANDLING=1 to workers
-//    (torch/distributed/elastic/agent/server/local_elastic_agent.py), renamed
-//    TORCH_NCCL_ASYNC_ERROR_HANDLING in PyTorch 2.2. Without it a hung collective is not torn
-//    down. Both names are set unless the user set either (a user's 0 must not be contradicted
-//    by the other name).
+//  - Worker defaults (always): torchrun's agent exports TORCH_NCCL_ASYNC_ERROR_HANDLING=1 to
+//    workers (torch/distributed/elastic/agent/server/local_elastic_agent.py). Without it a hung
+//    collective is not torn down. Only that name: PyTorch 2.2 and later warn on every rank when
+//    the pre-2.2 NCCL_ASYNC_ERROR_HANDLING is set (seen with 2.11 on a GPU), and a rank that
+//    dies ends the step anyway (fail fast). Nothing is set when the user set either name (a
+//    user's 0 must not be contradicted by the other name).
 //  - `--ddp=torchelastic` (opt-in): the markers that make frameworks treat the step as
 //    torchrun-launched: torch.distributed.is_torchelastic_launched() tests TORCHELASTIC_RUN_ID,
 //    and Lightning then trusts MASTER_ADDR/MASTER_PORT instead of rewriting them from the job's

@@ -2,6 +2,7 @@
 #include "core/task/launcher_env.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"

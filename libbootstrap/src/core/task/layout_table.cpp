@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 
 #include "core/task/rank_order.hpp"
 namespace sddp {

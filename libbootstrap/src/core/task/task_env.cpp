@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/task/task_env.hpp"
 
+#include <cstdint>
 #include <utility>
 
 #include "core/gpu/cpu_bind_list.hpp"

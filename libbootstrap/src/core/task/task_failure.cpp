@@ -2,6 +2,7 @@
 #include "core/task/task_failure.hpp"
 
 #include <csignal>
+#include <cstdint>
 #include <cstring>
 
 #include "core/base/numbers.hpp"

@@ -2,6 +2,7 @@
 #include "rendezvous/protocol/join_pacing.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace sddp {
 

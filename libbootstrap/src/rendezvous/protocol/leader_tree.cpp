@@ -2,6 +2,7 @@
 #include "rendezvous/protocol/leader_tree.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/protocol/preflight.hpp"
 
+#include <cstdint>
 #include <map>
 #include <utility>
 

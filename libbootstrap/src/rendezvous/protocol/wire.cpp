@@ -2,6 +2,7 @@
 #include "rendezvous/protocol/wire.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace sddp::wire {
