@@ -3,9 +3,12 @@
 # The plugin exports the SPANK hooks and Slurm's identification symbols, nothing else: every
 # other symbol (the C++ core, inline libstdc++ code) stays private, so that two plugins, or a
 # plugin and Slurm, never bind to each other's copies.
-#   check_exports.sh PLUGIN.so
+#   check_exports.sh PLUGIN.so [static-cxx]
+# static-cxx: the build links the C++ runtime in (cmake/StaticCxxRuntime.cmake), so neither
+# libstdc++ nor libgcc_s may be a dependency either.
 set -euo pipefail
-plugin=${1:?usage: check_exports.sh PLUGIN.so}
+plugin=${1:?usage: check_exports.sh PLUGIN.so [static-cxx]}
+static_cxx=${2:-}
 command -v nm >/dev/null || { echo "SKIP: nm not found"; exit 77; }
 allowed='^(slurm_spank_(init|init_post_opt|local_user_init|user_init|task_init_privileged|task_init|task_post_fork|task_exit|exit|job_prolog|job_epilog|slurmd_exit)|plugin_name|plugin_type|plugin_version|spank_plugin_version)$'
 defined=$(nm -D --defined-only "$plugin" | awk 'NF >= 3 { print $3 }' | sed 's/@.*//')
@@ -32,6 +35,13 @@ if command -v readelf >/dev/null; then
     bad=$(echo "$needed" | grep -E '^lib(hwloc|udev|crypto|ssl)\.' || true)
     if [ -n "$bad" ]; then
         echo "FAIL: linked against libraries every srun would load:"; echo "$bad" | sed 's/^/  /'; exit 1
+    fi
+    if [ "$static_cxx" = static-cxx ]; then
+        bad=$(echo "$needed" | grep -E '^lib(stdc\+\+|gcc_s|m)\.' || true)
+        if [ -n "$bad" ]; then
+            echo "FAIL: the C++ runtime was to be linked in, but these are dependencies:"
+            echo "$bad" | sed 's/^/  /'; exit 1
+        fi
     fi
     echo "dependencies:" $needed
 fi
