@@ -32,7 +32,7 @@ events+=,syscalls:sys_enter_clock_nanosleep,page-faults,task-clock
 
 per_process() {  # label binary variant n
     local out
-    out=$(perf stat -x, -e "$events" "$2" --variants "$3" --ns "$4" --reps "$REPS" 2>&1)
+    out=$(perf stat -x, -e "$events" "$2" --variants "$3" --ns "$4" --reps "$REPS" --reps-large "$REPS" 2>&1)
     local id
     id=$(sed -n 's/^RESULT .* id_med=\([0-9.]*\).*/\1/p' <<<"$out")
     awk -F, -v label="$1" -v n="$4" -v reps="$REPS" -v id="$id" '
