@@ -89,7 +89,7 @@ Status validate(const RendezvousConfig& c) {
 
 std::string seconds_text(Clock::duration d) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    (void)std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
     return buf;
 }
 
@@ -276,7 +276,7 @@ short Node::serve_locals_until(int fd, short events, Clock::time_point until) {
         if (!watched) {
             // Not watchable (cannot happen for a socket): fall back to a plain wait on it.
             pollfd p{fd, events, 0};
-            return ::poll(&p, 1, poll_timeout_ms(until)) > 0 ? p.revents : 0;
+            return ::poll(&p, 1, poll_timeout_ms(until)) > 0 ? p.revents : short{0};
         }
     }
     while (parent_wait_revents_ == 0 && !failed_ && Clock::now() < until) pump(until);
