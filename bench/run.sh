@@ -67,7 +67,7 @@ if ! build_log=$(cmake --build "$BUILD" -j"$(nproc)" --target "${targets[@]}" 2>
 fi
 mkdir -p "$BUILD/bench"
 RESULTS=${RESULTS:-$BUILD/bench/results.txt}
-raw_header "bash bench/run.sh $* (NS=$NS REPS=$REPS REPS_LARGE=$REPS_LARGE MPI_NS=\"$MPI_NS\" build: $build_type)" | tee "$RESULTS"
+raw_header "${VARIANTS:+VARIANTS=$VARIANTS }bash bench/run.sh $* (NS=$NS REPS=$REPS REPS_LARGE=$REPS_LARGE MPI_NS=\"$MPI_NS\" MPI_REPS=$MPI_REPS build: $build_type)" | tee "$RESULTS"
 
 echo "== ours and the floor (bootstrap_bench) =="
 "$BUILD/bench/bootstrap_bench" ${VARIANTS:+--variants "$VARIANTS"} --ns "$NS" --reps "$REPS" --reps-large "$REPS_LARGE" \

@@ -22,6 +22,21 @@ Variants:
   tcpstore-agent  the store server already listens before the start (created in the parent before
                   the fork, as torchrun's agent store does); all N ranks are clients.
 
+Name resolution, made what a well-set-up site has: c10d's client resolves the master address
+with AF_INET6 + AI_V4MAPPED, so "127.0.0.1" becomes ::ffff:127.0.0.1, and every connect attempt
+(retries included) builds a SocketImpl whose constructor formats the peer with getnameinfo()
+without NI_NUMERICHOST: a reverse look-up, made before the connect. glibc answers it from
+/etc/hosts only for an exact line, and this machine's hosts file has no ::1 or ::ffff:127.0.0.1
+line, so each look-up went to the DNS server, which here often answers late or not at all
+(EAI_AGAIN after its 5 s timeout, "The hostname of the client socket cannot be retrieved.
+err=-3" in the log): 5-11 s per run at N = 64, a cost of this VM, not of TCPStore. A site answers
+those look-ups at once (hosts lines for its own addresses, PTR records for its nodes). So before
+importing torch the script checks that the three loopback addresses resolve from /etc/hosts and,
+where they do not, re-executes itself in a private mount namespace (unshare -m, root) over a copy
+of /etc/hosts with the missing lines added; the machine's own file is not touched. It prints
+which lines it added and how long a look-up took; without root it runs as before and says that
+look-ups go to DNS. TORCH_* / USE_LIBUV are left at torch 2.15's defaults (libuv server).
+
 Prints the same table and RESULT lines as bootstrap_bench.
 """
 import argparse
@@ -29,16 +44,74 @@ import datetime
 import mmap
 import os
 import resource
+import shutil
 import signal
 import socket
 import statistics
 import struct
 import sys
 import threading
+import tempfile
 import time
 
-import torch  # noqa: F401  (imported before the fork on purpose)
-import torch.distributed as dist
+# The addresses c10d reverse-resolves here (see the module comment) and the names a site's
+# /etc/hosts gives them.
+LOOPBACK_NAMES = (("127.0.0.1", "localhost"), ("::1", "localhost ip6-localhost ip6-loopback"),
+                  ("::ffff:127.0.0.1", "localhost"))
+HOSTS_ENV = "SDDP_TCPSTORE_HOSTS_ADDED"  # set in the re-executed process: the lines it added
+
+
+def reverse_lookup(addr):
+    """(name or None, seconds) for the reverse look-up c10d makes of `addr`."""
+    t = time.monotonic()
+    try:
+        name = socket.getnameinfo((addr, 0), socket.NI_NAMEREQD)[0]
+    except OSError:
+        name = None
+    return name, time.monotonic() - t
+
+
+def unresolved_loopback():
+    """The LOOPBACK_NAMES lines /etc/hosts lacks (glibc consults it before DNS)."""
+    listed = set()
+    with open("/etc/hosts") as f:
+        for line in f:
+            fields = line.split("#", 1)[0].split()
+            if fields:
+                listed.add(fields[0])
+    return [(a, names) for a, names in LOOPBACK_NAMES if a not in listed]
+
+
+def answer_reverse_lookups_locally():
+    """Re-executes this script where /etc/hosts answers every LOOPBACK_NAMES look-up."""
+    if os.environ.get(HOSTS_ENV) is not None:
+        return
+    missing = unresolved_loopback()
+    if not missing:
+        os.environ[HOSTS_ENV] = ""
+        return
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        print("# tcpstore_bench: WARNING: /etc/hosts lacks %s and this is not root: c10d's "
+              "reverse look-ups of them go to DNS, and a slow DNS server inflates TCPStore's "
+              "times" % ", ".join(a for a, _ in missing))
+        os.environ[HOSTS_ENV] = "none (not root)"
+        return
+    fd, path = tempfile.mkstemp(prefix="sddp-tcpstore-hosts.")
+    with os.fdopen(fd, "w") as out, open("/etc/hosts") as src:
+        out.write(src.read().rstrip("\n") + "\n")
+        for addr, names in missing:
+            out.write("%s %s\n" % (addr, names))
+    os.environ[HOSTS_ENV] = ", ".join("%s %s" % m for m in missing)
+    # The bind mount keeps the copy's inode; its name can go at once.
+    os.execvp("unshare", ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c",
+                          'mount --bind "$0" /etc/hosts && rm -f "$0" && exec "$@"', path,
+                          sys.executable] + sys.argv)
+
+
+answer_reverse_lookups_locally()
+
+import torch  # noqa: E402,F401  (imported before the fork on purpose)
+import torch.distributed as dist  # noqa: E402
 
 ID = bytes((i * 131 + 7) & 0xFF for i in range(128))
 SLOT = struct.Struct("=idddd")  # state (1 ok, 2 failed), t_id, t_ag, cpu at t_id, cpu at t_ag
@@ -181,6 +254,11 @@ def main():
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     print("# tcpstore_bench: torch %s, RLIMIT_NOFILE=%d, %d CPUs" % (torch.__version__, hard,
                                                                      os.cpu_count()))
+    looked = [(a,) + reverse_lookup(a) for a, _ in LOOPBACK_NAMES]
+    print("# tcpstore_bench: reverse look-ups (c10d makes one per connect): %s; lines added to "
+          "/etc/hosts in a private mount namespace: %s" % (
+              ", ".join("%s -> %s in %.0f us" % (a, n or "FAILED", t * 1e6) for a, n, t in looked),
+              os.environ.get(HOSTS_ENV) or "none needed"))
     print("%-12s %6s %4s  %-28s %-28s" % ("impl", "N", "ok", "id: median (min-max) ms",
                                           "allgather: median (min-max) ms"))
     sys.stdout.flush()

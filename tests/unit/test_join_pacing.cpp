@@ -36,3 +36,19 @@ TEST(JoinPacing, NondecreasingAndSaneForTinyBacklogs) {
         }
     }
 }
+
+TEST(JoinPacing, RetryPauseStaysWithinAQuarterOfTheWait) {
+    const microseconds first(1000);
+    // At the start: the first pause, whatever the backoff says.
+    EXPECT_EQ(retry_pause(first, microseconds(0), first), first);
+    // 8 ms waited, backoff already at 64 ms: 2 ms, not 64 (the parent may listen any moment).
+    EXPECT_EQ(retry_pause(microseconds(64000), microseconds(8000), first), microseconds(2000));
+    // A long wait: the backoff (the caller's cap) rules again.
+    EXPECT_EQ(retry_pause(microseconds(1000000), microseconds(60000000), first),
+              microseconds(1000000));
+    for (long w = 0; w < 10000000; w += 997) {
+        const microseconds p = retry_pause(microseconds(1000000), microseconds(w), first);
+        EXPECT_GE(p, first);
+        EXPECT_LE(p, std::max(first, microseconds(w / 4)));
+    }
+}

@@ -52,7 +52,8 @@ FdLimitRaise::FdLimitRaise(std::uint64_t extra) {
     if (::getrlimit(RLIMIT_NOFILE, &lim) != 0) return;
     soft_ = as_count(lim.rlim_cur);
     hard_ = as_count(lim.rlim_max);
-    if (lim.rlim_cur == RLIM_INFINITY) return;
+    // Nothing to raise: skip reading /proc/self/fd (five system calls on every rank).
+    if (lim.rlim_cur == RLIM_INFINITY || lim.rlim_cur >= lim.rlim_max) return;
     const std::uint64_t want = fd_soft_limit_for(soft_, hard_, open_descriptor_span(), extra);
     if (want <= soft_) return;
     rlimit set = lim;

@@ -47,8 +47,21 @@ Attempt unproven(Errc code, std::string heard) {
     return a;
 }
 
+// Waits until `fd` is ready for `events` or `until`: the caller's loop when it gave one, else
+// poll(2). The revents, 0 at `until`.
+short wait_ready(const JoinWait& wait, int fd, short events, Clock::time_point until) {
+    if (wait.idle) return wait.idle(fd, events, until);
+    pollfd p{fd, events, 0};
+    for (;;) {
+        const int n = ::poll(&p, 1, poll_timeout_ms(until));
+        if (n < 0 && errno == EINTR) continue;
+        return n > 0 ? p.revents : static_cast<short>(n < 0 ? POLLERR : 0);
+    }
+}
+
 // Waits for one whole frame from a handshake peer. EOF returns nullopt with *eof set.
-Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point deadline, bool* eof) {
+Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point deadline, bool* eof,
+                                             const JoinWait& wait) {
     for (;;) {
         SDDP_TRY(f, c.next_frame(wire::kMaxHandshakePayload));
         if (f) return std::move(f);
@@ -56,10 +69,9 @@ Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point de
             *eof = true;
             return std::optional<OwnedFrame>();
         }
-        pollfd p{c.fd(), POLLIN, 0};
-        const int n = ::poll(&p, 1, poll_timeout_ms(deadline));
-        if (n < 0 && errno == EINTR) continue;
-        if (n == 0) return std::optional<OwnedFrame>();  // deadline; caller checks the clock
+        if (wait_ready(wait, c.fd(), POLLIN, deadline) == 0) {
+            return std::optional<OwnedFrame>();  // deadline; caller checks the clock
+        }
         c.read_available(wire::kHeaderSize + wire::kMaxHandshakePayload);
     }
 }
@@ -92,11 +104,11 @@ Attempt retry_because(std::string why) {
 }
 
 // The server's challenge, or how this attempt ends without one.
-std::variant<wire::Challenge, Attempt> await_challenge(Connection& conn,
-                                                       Clock::time_point deadline) {
+std::variant<wire::Challenge, Attempt> await_challenge(Connection& conn, Clock::time_point deadline,
+                                                       const JoinWait& wait) {
     const auto attempt_start = Clock::now();
     bool eof = false;
-    Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof);
+    Result<std::optional<OwnedFrame>> ch = read_frame(conn, deadline, &eof, wait);
     if (!ch.ok()) {
         return unproven(Errc::protocol, "does not speak this sddp rendezvous protocol (" +
                                             ch.error().message + ")");
@@ -194,7 +206,7 @@ Attempt welcomed(Connection& conn, const OwnedFrame& frame, const RendezvousConf
 // Sends the hello and reads what the server makes of it.
 Attempt answer_challenge(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
                          const wire::Hello& hello, const wire::Challenge& challenge,
-                         Clock::time_point deadline) {
+                         Clock::time_point deadline, const JoinWait& wait) {
     conn.send(wire::encode_hello(hello));
     // A hello is far smaller than any socket buffer: one flush sends it whole.
     conn.flush();
@@ -203,7 +215,7 @@ Attempt answer_challenge(Connection& conn, const ParentTarget& target, const Ren
                              errno_text(conn.last_errno()));
     }
     bool eof = false;
-    Result<std::optional<OwnedFrame>> reply = read_frame(conn, deadline, &eof);
+    Result<std::optional<OwnedFrame>> reply = read_frame(conn, deadline, &eof, wait);
     if (!reply.ok()) {
         return unproven(Errc::protocol,
                         "answered the hello with something that is not this sddp "
@@ -225,8 +237,8 @@ Attempt answer_challenge(Connection& conn, const ParentTarget& target, const Ren
 
 // The client's side of the handshake (tcp_auth.hpp): challenge in, hello out, verdict in.
 Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
-                  const std::string& host, Clock::time_point deadline) {
-    std::variant<wire::Challenge, Attempt> got = await_challenge(conn, deadline);
+                  const std::string& host, Clock::time_point deadline, const JoinWait& wait) {
+    std::variant<wire::Challenge, Attempt> got = await_challenge(conn, deadline, wait);
     if (Attempt* ended = std::get_if<Attempt>(&got)) return std::move(*ended);
     const wire::Challenge& challenge = std::get<wire::Challenge>(got);
     Result<wire::Nonce> nonce = make_nonce();
@@ -236,21 +248,31 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         return a;
     }
     const wire::Hello hello = make_hello(cfg, host, *nonce, challenge);
-    return answer_challenge(conn, target, cfg, hello, challenge, deadline);
+    return answer_challenge(conn, target, cfg, hello, challenge, deadline, wait);
 }
 
 }  // namespace
 
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
-                               const std::string& host, Clock::time_point deadline) {
+                               const std::string& host, Clock::time_point deadline,
+                               const JoinWait& wait) {
     const auto start = Clock::now();
+    auto stop_error = [&] {
+        return make_error(Errc::peer_lost, "rank " + std::to_string(cfg.rank) +
+                                               " stopped joining " + target.description +
+                                               ": it failed meanwhile");
+    };
     std::minstd_rand jitter(
         static_cast<unsigned>(std::hash<std::string>{}(host) ^ static_cast<unsigned>(cfg.rank) ^
                               static_cast<unsigned>(start.time_since_epoch().count())));
-    // Start at 1 ms: the common miss is a parent a few milliseconds from listen(), and a refused
+    // Start at 1 ms (a node leader's locals at 250 us: a refused Unix connect costs a few
+    // microseconds): the common miss is a parent a few milliseconds from listen(), and a refused
     // connect costs the parent nothing. Doubling reaches the 1 s cap within ten misses, so a
-    // parent that is really late (or a SYN-dropping backlog) is not hammered.
-    std::chrono::microseconds backoff(1000);
+    // parent that is really late (or a SYN-dropping backlog) is not hammered; retry_pause keeps
+    // each pause within a quarter of the time waited so far, so a parent that comes late is
+    // found soon after it listens.
+    const std::chrono::microseconds first(target.local ? 250 : 1000);
+    std::chrono::microseconds backoff = first;
     std::string last_why = "no attempt finished";
     std::vector<SocketAddress> addrs;
     // A node leader binds its local socket before anything else, and a leader that gives up
@@ -259,12 +281,13 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     bool reached_leader = false;
     std::optional<Error> unproven_answer;
     if (!target.local) {
-        const auto wait = join_delay(target.pace_index, accept_backlog());
-        if (wait.count() > 0) {
-            std::this_thread::sleep_for(std::min<Clock::duration>(wait, deadline - start));
+        const auto pace = join_delay(target.pace_index, accept_backlog());
+        if (pace.count() > 0) {
+            std::this_thread::sleep_for(std::min<Clock::duration>(pace, deadline - start));
         }
     }
     for (;;) {
+        if (wait.stopped && wait.stopped()) return stop_error();
         if (target.local) {
             addrs = {abstract_address(target.local_name)};
         } else if (addrs.empty()) {
@@ -314,7 +337,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             }
             reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
-            Attempt a = handshake(conn, target, cfg, host, attempt_deadline);
+            Attempt a = handshake(conn, target, cfg, host, attempt_deadline, wait);
             if (a.error) return std::move(*a.error);
             if (a.link) {
                 a.link->conn = std::make_unique<Connection>(std::move(conn));
@@ -327,9 +350,15 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
         if (now >= deadline) break;
         // Exponential backoff with +-50% jitter so thousands of ranks do not retry in lockstep.
         std::uniform_real_distribution<double> spread(0.5, 1.5);
-        const auto pause =
-            std::chrono::duration_cast<std::chrono::microseconds>(backoff * spread(jitter));
-        std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+        const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(now - start);
+        const auto pause = std::chrono::duration_cast<std::chrono::microseconds>(
+            retry_pause(backoff, waited, first) * spread(jitter));
+        if (wait.idle) {
+            (void)wait.idle(-1, 0, std::min<Clock::time_point>(deadline, now + pause));
+        } else {
+            std::this_thread::sleep_for(std::min<Clock::duration>(pause, deadline - now));
+        }
+        if (wait.stopped && wait.stopped()) return stop_error();
         // A node leader serves a handful of locals and a refused Unix connect costs it nothing:
         // keep their retries short so they are not asleep when it starts listening. Rank 0
         // serves thousands of leaders over TCP: back off to a second there.

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -34,7 +35,18 @@ struct ParentLink {
 // rank...): anything else a peer answers (garbage, another protocol version, an unproven
 // refusal or welcome) may come from whatever holds the port before rank 0 listens, so it costs
 // a retry, and is reported when the deadline passes.
+//
+// `idle`, when given, does every wait instead of poll(2) and sleep: it waits until `fd` (-1:
+// none) reports one of `events` (POLLIN / POLLOUT) or `until` passes, and returns the revents (0
+// at `until`). A node leader passes its own loop, so that its local ranks' handshakes go on
+// while it joins its parent instead of queueing behind that join. `stopped` ends the join early
+// (the caller failed meanwhile and has its own error to report).
+struct JoinWait {
+    std::function<short(int fd, short events, Clock::time_point until)> idle;
+    std::function<bool()> stopped;
+};
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
-                               const std::string& host, Clock::time_point deadline);
+                               const std::string& host, Clock::time_point deadline,
+                               const JoinWait& wait = {});
 
 }  // namespace sddp::tcp

@@ -112,6 +112,18 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
     // and their own fail() passes the reason on to their subtrees.
     turning_away_ =
         make_error(why.code, "the node leader, " + self_ + ", could not join: " + why.message);
+    // Locals welcomed while this leader was joining (connect_parent serves them meanwhile) hear
+    // the reason over their sealed links at once.
+    const auto abort_frame = std::make_shared<const Bytes>(
+        wire::encode_abort(wire::Abort{static_cast<std::uint32_t>(turning_away_->code),
+                                       turning_away_->message.substr(0, wire::kMaxReasonSize),
+                                       {}}));
+    for (Link* c : children_) {
+        if (!c->via_local) continue;
+        send_to(*c, abort_frame);
+        c->conn.shutdown_write();
+        ++turned_away_;
+    }
     // A leader that gave up at its own deadline still has the locals' slack (they time out
     // margin_/2 after it, see deadline_from) to tell them why.
     const auto until = std::min(deadline + margin_ / 2, Clock::now() + std::chrono::seconds(1));

@@ -24,6 +24,7 @@ namespace {
 
 constexpr std::uint64_t kTcpListenerId = 1;
 constexpr std::uint64_t kLocalListenerId = 2;
+constexpr std::uint64_t kParentWaitId = 3;  // the parent's socket while connect_parent waits
 
 std::string hostname_or(const std::string& configured) {
     if (!configured.empty()) return configured;
@@ -89,7 +90,7 @@ Status validate(const RendezvousConfig& c) {
 
 std::string seconds_text(Clock::duration d) {
     char buf[32];
-    std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    (void)std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
     return buf;
 }
 
@@ -137,22 +138,13 @@ Clock::time_point Node::deadline_from(Clock::time_point start) const {
 }
 
 Status Node::start_listening() {
-    // The root holds a socket per node leader, a leader one per local rank, and a few pending
-    // handshakes; the soft limit is raised that far only, and restored when the node goes.
-    const std::uint64_t links =
-        tree_      ? tree_children_.size() + static_cast<std::uint64_t>(cfg_.local_world_size) + 1
-        : is_root_ ? cfg_.world_size
-        : serves_locals_ ? cfg_.local_world_size
-                         : 1;
-    fd_limit_ = FdLimitRaise(links + 320);
-    admission_.emplace(
-        static_cast<std::size_t>(std::clamp<std::uint64_t>(fd_limit_.soft() / 4, 16, 4096)),
-        handshake_timeout_);
     epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
     const bool need_tcp =
         tree_ ? !tree_children_.empty()
               : is_root_ && cfg_.world_size > (serves_locals_ ? cfg_.local_world_size : 1);
+    // Listening comes first: every peer of this rank retries until it does, so nothing else
+    // (the descriptor limit below reads /proc/self/fd) may stand before it.
     if (serves_locals_) {
         SDDP_TRY(fd, listen_abstract(local_socket_name(cfg_)));
         local_listener_ = std::move(fd);
@@ -175,10 +167,22 @@ Status Node::start_listening() {
             tcp_failed = fd.error();
         }
     }
-    SDDP_CHECK(arm_listeners());
-    if (tcp_listener_.valid() || local_listener_.valid()) {
-        spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    const bool serves = tcp_listener_.valid() || local_listener_.valid();
+    if (serves) {
+        // The root holds a socket per node leader, a leader one per local rank, and a few
+        // pending handshakes; the soft limit is raised that far only, and restored when the node
+        // goes. A rank that only connects holds two descriptors and raises nothing.
+        const std::uint64_t links =
+            tree_ ? tree_children_.size() + static_cast<std::uint64_t>(cfg_.local_world_size) + 1
+            : is_root_ ? cfg_.world_size
+                       : cfg_.local_world_size;
+        fd_limit_ = FdLimitRaise(links + 320);
     }
+    admission_.emplace(
+        static_cast<std::size_t>(std::clamp<std::uint64_t>(fd_limit_.soft() / 4, 16, 4096)),
+        handshake_timeout_);
+    SDDP_CHECK(arm_listeners());
+    if (serves) spare_fd_ = Fd(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     if (tcp_failed) return *tcp_failed;
     return ok_status();
 }
@@ -223,22 +227,62 @@ Status Node::connect_parent() {
             static_cast<std::uint32_t>(tree_ ? tree_sibling_index(cfg_.node_rank, cfg_.tree_fanout)
                                              : std::max(cfg_.node_rank, 0));
     }
-    SDDP_TRY(link, join_parent(target, cfg_, host_, deadline_from(Clock::now())));
+    JoinWait wait;
+    // A leader of a node (and of no child nodes) serves its locals while it joins: their
+    // handshakes overlap its own instead of waiting in the backlog behind it. A tree leader
+    // would also admit child leaders, whose reports need parent_ to pass on: it waits plainly.
+    const bool overlap = serves_locals_ && !tcp_listener_.valid();
+    if (overlap) {
+        wait.idle = [this](int fd, short events, Clock::time_point until) {
+            return serve_locals_until(fd, events, until);
+        };
+        wait.stopped = [this] { return failed_.has_value(); };
+    }
+    Result<ParentLink> link = join_parent(target, cfg_, host_, deadline_from(Clock::now()), wait);
+    if (failed_) return *failed_;
+    if (!link.ok()) return link.error();
     const std::uint64_t id = next_id_++;
-    auto owned = std::make_unique<Link>(id, std::move(*link.conn));
+    auto owned = std::make_unique<Link>(id, std::move(*link->conn));
     Link& l = *owned;
     l.kind = Kind::parent;
     l.via_local = target.local;
-    l.rank = link.rank;
-    l.host = link.host;
+    l.rank = link->rank;
+    l.host = link->host;
     links_.emplace(id, std::move(owned));
     parent_ = &l;
     update_interest(l);
+    // The locals welcomed while this rank was joining could not be reported yet (accept_child
+    // reports each at once from now on).
+    wire::Joined early;
+    for (const Link* c : children_) {
+        if (c->via_local) early.ranks.push_back(c->rank);
+    }
+    if (!early.ranks.empty()) send_to(l, std::make_shared<const Bytes>(wire::encode_joined(early)));
     // The parent may already have sent more than the welcome (a broadcast right after the
     // join): those bytes sit in the buffer and no epoll event will announce them again.
     process_frames(l);
     if (failed_) return *failed_;
     return ok_status();
+}
+
+short Node::serve_locals_until(int fd, short events, Clock::time_point until) {
+    if (!epoll_.valid()) return 0;
+    parent_wait_revents_ = 0;
+    bool watched = false;
+    if (fd >= 0) {
+        epoll_event ev{};
+        ev.events = (events & POLLOUT) ? EPOLLOUT : EPOLLIN;
+        ev.data.u64 = kParentWaitId;
+        watched = ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
+        if (!watched) {
+            // Not watchable (cannot happen for a socket): fall back to a plain wait on it.
+            pollfd p{fd, events, 0};
+            return ::poll(&p, 1, poll_timeout_ms(until)) > 0 ? p.revents : short{0};
+        }
+    }
+    while (parent_wait_revents_ == 0 && !failed_ && Clock::now() < until) pump(until);
+    if (watched) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+    return parent_wait_revents_;
 }
 
 Node::Link* Node::find(std::uint64_t id) {
@@ -294,6 +338,13 @@ void Node::pump(Clock::time_point until) {
         const std::uint64_t id = events[i].data.u64;
         if (id == kTcpListenerId || id == kLocalListenerId) {
             accept_from(id == kLocalListenerId);
+            continue;
+        }
+        if (id == kParentWaitId) {
+            const std::uint32_t e = events[i].events;
+            parent_wait_revents_ =
+                static_cast<short>(((e & EPOLLIN) ? POLLIN : 0) | ((e & EPOLLOUT) ? POLLOUT : 0) |
+                                   ((e & EPOLLERR) ? POLLERR : 0) | ((e & EPOLLHUP) ? POLLHUP : 0));
             continue;
         }
         if (Link* link = find(id)) on_link_event(*link, events[i].events);

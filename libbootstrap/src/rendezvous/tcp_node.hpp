@@ -84,6 +84,9 @@ class Node final : public Transport {
     Status start_listening();
     Status arm_listeners();  // (re)registers the listeners with epoll, after start or a pause
     Status connect_parent();
+    // join_parent's waits for a node leader: its loop runs (its locals' handshakes go on) until
+    // the parent's socket `fd` is ready for `events` or `until` passes; the revents, or 0.
+    short serve_locals_until(int fd, short events, Clock::time_point until);
     void pump(Clock::time_point until);
     void on_link_event(Link& link, std::uint32_t events);
     bool process_frames(Link& link);  // false once the link is gone or the node failed
@@ -157,6 +160,7 @@ class Node final : public Transport {
     std::map<std::uint64_t, std::unique_ptr<Link>> links_;
     std::uint64_t next_id_ = 16;
     Link* parent_ = nullptr;
+    short parent_wait_revents_ = 0;  // set by pump for the socket serve_locals_until waits on
     std::vector<Link*> children_;
     std::optional<Admission> admission_;  // once listening
     std::size_t out_armed_ = 0;

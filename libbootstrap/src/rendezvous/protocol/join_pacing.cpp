@@ -13,4 +13,10 @@ std::chrono::microseconds join_delay(std::uint32_t node_rank, std::uint32_t back
     return std::chrono::microseconds(static_cast<std::int64_t>(index * batch) * kAdmitCost);
 }
 
+std::chrono::microseconds retry_pause(std::chrono::microseconds backoff,
+                                      std::chrono::microseconds waited,
+                                      std::chrono::microseconds first) {
+    return std::max(first, std::min(backoff, waited / 4));
+}
+
 }  // namespace sddp

@@ -29,4 +29,14 @@ inline constexpr std::chrono::microseconds kAdmitCost{100};
 // N * kAdmitCost, the time rank 0 needs to admit everyone anyway.
 std::chrono::microseconds join_delay(std::uint32_t node_rank, std::uint32_t backlog);
 
+// How long a refused client sleeps before its next connect, before jitter: `backoff` (doubling
+// from `first` up to the caller's cap) but never more than a quarter of the time it has already
+// waited, nor less than `first`. Plain doubling sleeps as long again as everything waited so
+// far, so a parent that starts listening just after a retry is found up to twice as late as it
+// came; this keeps the lateness to a quarter, and still reaches the cap (one connect a second
+// per leader at rank 0) after a few seconds of a parent that is really not there.
+std::chrono::microseconds retry_pause(std::chrono::microseconds backoff,
+                                      std::chrono::microseconds waited,
+                                      std::chrono::microseconds first);
+
 }  // namespace sddp
