@@ -5,7 +5,8 @@
 # time on top of the shipped link; "lazy binding" drops -z now),
 # then runs the C API client (capi_client) once under callgrind against each, through
 # process_cost. Prints, per variant: the instructions from exec to the id (total, in ld.so, in
-# the library), the objects loaded and the library's relocations that need a symbol look-up.
+# the library), the objects loaded and the library's relocations that need a symbol look-up. Then
+# the same choice for the plugin (its dlopen) and the CLI (slurm-ddp --version).
 #
 #   bash bench/process_cost/link_options.sh [BUILD_DIR] > bench/results/process-cost-link-options-<date>.txt
 #
@@ -109,3 +110,32 @@ PY
 done
 echo
 echo "# objects loaded: besides capi_client itself and the vDSO; symbol relocations: GLOB_DAT, JUMP_SLOT and 64-bit ones, each a look-up at load under -z now"
+
+# The plugin (dlopen()ed by srun and every slurmstepd, --ddp or not) and the CLI (run in every
+# task under --ddp=check): the C++ runtime shared, as before, or inside, as shipped.
+instructions() {  # command... -> total Ir of running it under callgrind
+    valgrind --tool=callgrind --callgrind-out-file="$tmp/one.out" "$@" >/dev/null 2>&1 || true
+    awk '/^totals:/ { print $2 }' "$tmp/one.out" | python3 -c 'print(f"{int(input()):,}")'
+}
+relink() {  # ninja output, file to write, "shared" or "inside"
+    local cmd
+    cmd=$(ninja -C "$build" -t commands "$1" | tail -n 1)
+    cmd=${cmd#: && }
+    cmd=${cmd% && :}
+    [[ $3 == shared ]] && cmd=${cmd//-static-libstdc++ -static-libgcc/}
+    cmd=${cmd/-o $1/-o $2}
+    (cd "$build" && eval "$cmd") >"$tmp/relink.log" 2>&1
+}
+dl=$build/bench/process_cost/dlopen_client
+echo
+echo "| program | C++ runtime shared | inside (shipped) | the program alone |"
+echo "|---|---|---|---|"
+if [[ -x $dl ]] && relink spank_plugin/spank_ddp.so "$tmp/plugin-shared.so" shared &&
+    relink spank_plugin/spank_ddp.so "$tmp/plugin-inside.so" inside; then
+    echo "| dlopen of spank_ddp.so (srun, slurmstepd) | $(instructions "$dl" "$tmp/plugin-shared.so") |" \
+        "$(instructions "$dl" "$tmp/plugin-inside.so") | $(instructions "$dl") |"
+fi
+if relink tools/slurm-ddp "$tmp/cli-shared" shared && relink tools/slurm-ddp "$tmp/cli-inside" inside; then
+    echo "| slurm-ddp --version | $(instructions "$tmp/cli-shared" --version) |" \
+        "$(instructions "$tmp/cli-inside" --version) | - |"
+fi
