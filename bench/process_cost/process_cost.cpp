@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// process_cost: what one rank's process spends from exec to holding the id, for each HMAC
-// library and for a bare socket client, measured in the same run (docs/perf-process-cost.md).
+// process_cost: what one rank's process spends from exec to holding the id, for the shipped
+// library's C API, each HMAC library and a bare socket client, measured in the same run
+// (docs/performance.md, "Per-process cost").
 //
 // For each repetition and each client in turn (interleaved, so load drifts hit all alike): a
-// forked server is made ready (rank 0 of the library's TCP rendezvous for a rank client, a bare
-// listener that writes the id for the floor client, the C API client itself as rank 0 for a C
-// API client), the driver waits until its port listens,
-// then spawns the client (posix_spawnp: exec at once) and reads the client's own report: its CPU
-// since exec (dynamic loading included) and the wall time since the spawn, both at the moment it
-// holds the 128-byte id.
+// forked server is made ready (rank 0 of the library's TCP rendezvous for a rank client, the C
+// API client itself as rank 0 for a C API client, a bare listener that writes the id for the
+// floor client), the driver waits until its port listens, then spawns the client (posix_spawnp:
+// exec at once) and reads the client's own report: its CPU since exec (dynamic loading included)
+// and the wall time since the spawn, both at the moment it holds the 128-byte id.
 //
 //   process_cost [--reps 15] [--wrap 'valgrind --tool=callgrind --callgrind-out-file=%n.out']
 //                name=kind:path ...        (kind: ours, capi or floor)
