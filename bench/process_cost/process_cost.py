@@ -45,10 +45,11 @@ def header(argv):
 
 
 def callgrind_by_object(path):
-    """Self instructions (Ir) per object file and per function of the dynamic loader, from an
-    uncompressed callgrind output."""
+    """Self instructions (Ir) per object file and per function of the dynamic loader and of
+    libslurm_ddp.so, from an uncompressed callgrind output."""
     per_obj = defaultdict(int)
     per_ld_fn = defaultdict(int)
+    per_lib_fn = defaultdict(int)
     obj = "?"
     fn = "?"
     skip_next = False
@@ -72,7 +73,9 @@ def callgrind_by_object(path):
                     per_obj[obj] += int(parts[1])
                     if "ld-linux" in obj:
                         per_ld_fn[fn] += int(parts[1])
-    return per_obj, per_ld_fn, total
+                    elif "libslurm_ddp" in obj:
+                        per_lib_fn[fn.split("(")[0]] += int(parts[1])
+    return per_obj, per_ld_fn, per_lib_fn, total
 
 
 def short(obj):
@@ -123,7 +126,7 @@ def main():
             if not os.path.exists(f):
                 lines.append(f"# {n}: no callgrind output")
                 continue
-            per_obj, per_ld_fn, total = callgrind_by_object(f)
+            per_obj, per_ld_fn, per_lib_fn, total = callgrind_by_object(f)
             ir[n] = (total or sum(per_obj.values()), per_obj)
             lines.append(f"callgrind {n}: total Ir {ir[n][0]}")
             for o, v in sorted(per_obj.items(), key=lambda x: -x[1])[:8]:
@@ -131,6 +134,10 @@ def main():
             lines.append(f"  {n}: ld.so by function (self Ir)")
             for fn, v in sorted(per_ld_fn.items(), key=lambda x: -x[1])[:6]:
                 lines.append(f"    {v:>12,}  {fn}")
+            if per_lib_fn:
+                lines.append(f"  {n}: libslurm_ddp.so by function (self Ir)")
+                for fn, v in sorted(per_lib_fn.items(), key=lambda x: -x[1])[:8]:
+                    lines.append(f"    {v:>12,}  {fn}")
         shutil.rmtree(tmp, ignore_errors=True)
 
     floor_cpu = float(res.get("floor", {}).get("cpu_med", "nan"))
