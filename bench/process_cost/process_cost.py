@@ -74,7 +74,8 @@ def callgrind_by_object(path):
                     if "ld-linux" in obj:
                         per_ld_fn[fn] += int(parts[1])
                     elif "libslurm_ddp" in obj:
-                        per_lib_fn[fn.split("(")[0]] += int(parts[1])
+                        name = fn.replace("(anonymous namespace)", "{anon}").split("(")[0]
+                        per_lib_fn[name] += int(parts[1])
     return per_obj, per_ld_fn, per_lib_fn, total
 
 
