@@ -122,13 +122,17 @@ relink() {  # ninja output, file to write, "shared" or "inside"
     cmd=$(ninja -C "$build" -t commands "$1" | tail -n 1)
     cmd=${cmd#: && }
     cmd=${cmd% && :}
-    [[ $3 == shared ]] && cmd=${cmd//-static-libstdc++ -static-libgcc/}
-    cmd=${cmd/-o $1/-o $2}
+    cmd=${cmd//-static-libstdc++ -static-libgcc/}
+    if [[ $3 == inside ]]; then
+        cmd=${cmd/-o $1/-static-libstdc++ -static-libgcc -o $2}
+    else
+        cmd=${cmd/-o $1/-o $2}
+    fi
     (cd "$build" && eval "$cmd") >"$tmp/relink.log" 2>&1
 }
 dl=$build/bench/process_cost/dlopen_client
 echo
-echo "| program | C++ runtime shared | inside (shipped) | the program alone |"
+echo "| program | C++ runtime shared | inside | the program alone |"
 echo "|---|---|---|---|"
 if [[ -x $dl ]] && relink spank_plugin/spank_ddp.so "$tmp/plugin-shared.so" shared &&
     relink spank_plugin/spank_ddp.so "$tmp/plugin-inside.so" inside; then
