@@ -15,6 +15,9 @@ set(SDDP_STATIC_CXX_RUNTIME OFF)
 set(SDDP_NETTLE_LINK PkgConfig::NETTLE)
 # The sanitizers' runtimes expect the shared C++ runtime.
 if(NOT SDDP_SELF_CONTAINED_LIBRARY OR SDDP_SANITIZE)
+  message(STATUS "slurm-ddp: libslurm_ddp.so over the shared C++ runtime and Nettle "
+                 "(SDDP_SELF_CONTAINED_LIBRARY=${SDDP_SELF_CONTAINED_LIBRARY}, "
+                 "SDDP_SANITIZE='${SDDP_SANITIZE}')")
   return()
 endif()
 
