@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""One rank's cost from exec to holding the id, the shipped library and per HMAC library, beside a bare socket client.
+"""One rank's cost from exec to holding the id, beside a bare socket client.
 
+The clients: a plain C program on the shipped libslurm_ddp.so (C API), the same on the library
+linked with the shared C++ runtime and Nettle, the rendezvous alone per HMAC library, and the
+floors.
 Runs build/bench/process_cost/process_cost twice over every client it finds in the build:
 timed (--reps, interleaved) and once under callgrind (instructions, repeatable on a loaded
 machine). Prints the table and writes the raw output, headed by the commit, date, machine and
