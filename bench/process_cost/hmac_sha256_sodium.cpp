@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // os/hmac_sha256.hpp over libsodium, for bench/process_cost only: a candidate measured against
-// Nettle and libcrypto (docs/perf-process-cost.md), not a build of the library.
+// Nettle and libcrypto (docs/performance.md, "Per-process cost"), not a build of the
+// library.
 #include <sodium.h>
 
 #include <cstdlib>

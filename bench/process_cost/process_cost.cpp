@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: Apache-2.0
-// process_cost: what one rank's process spends from exec to holding the id, for each HMAC
-// library and for a bare socket client, measured in the same run (docs/perf-process-cost.md).
+// process_cost: what one rank's process spends from exec to holding the id, for the shipped
+// library's C API, each HMAC library and a bare socket client, measured in the same run
+// (docs/performance.md, "Per-process cost").
 //
 // For each repetition and each client in turn (interleaved, so load drifts hit all alike): a
-// forked server is made ready (rank 0 of the library's TCP rendezvous for a rank client, a bare
-// listener that writes the id for the floor client), the driver waits until its port listens,
-// then spawns the client (posix_spawnp: exec at once) and reads the client's own report: its CPU
-// since exec (dynamic loading included) and the wall time since the spawn, both at the moment it
-// holds the 128-byte id.
+// forked server is made ready (rank 0 of the library's TCP rendezvous for a rank client, the C
+// API client itself as rank 0 for a C API client, a bare listener that writes the id for the
+// floor client), the driver waits until its port listens, then spawns the client (posix_spawnp:
+// exec at once) and reads the client's own report: its CPU since exec (dynamic loading included)
+// and the wall time since the spawn, both at the moment it holds the 128-byte id.
 //
 //   process_cost [--reps 15] [--wrap 'valgrind --tool=callgrind --callgrind-out-file=%n.out']
-//                name=kind:path ...        (kind: ours or floor)
+//                name=kind:path ...        (kind: ours, capi or floor)
 //
 // --wrap runs each client under a command (%n: the client's name); the timing is then the
 // wrapper's, meaningful only for its own output. Output: one "REP" line per run, then per client
 //   RESULT name=<name> kind=<kind> reps=<n> cpu_med=<ms> cpu_min=<ms> wall_med=<ms> wall_min=<ms>
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
@@ -139,6 +141,19 @@ void serve_floor(std::uint16_t port) {
     std::_Exit(0);
 }
 
+// Rank 0 of a C API client: the same program, which serves when SDDP_PC_ROLE=server.
+[[noreturn]] void serve_capi(const std::string& path, const std::vector<std::string>& env) {
+    for (const std::string& e : env) ::putenv(const_cast<char*>(e.c_str()));
+    ::setenv("RANK", "0", 1);
+    ::setenv("SDDP_PC_ROLE", "server", 1);
+    const int null = ::open("/dev/null", O_WRONLY);
+    if (null >= 0) ::dup2(null, 1);  // its stdout is the driver's report channel
+    ::alarm(kClientTimeoutS);
+    ::execl(path.c_str(), path.c_str(), static_cast<char*>(nullptr));
+    std::perror("process_cost: exec C API server");
+    std::_Exit(1);
+}
+
 std::string replace_name(std::string s, const std::string& name) {
     for (std::size_t p; (p = s.find("%n")) != std::string::npos;) s.replace(p, 2, name);
     return s;
@@ -149,9 +164,16 @@ bool run_once(Client& cl, const std::string& wrap) {
     const std::uint16_t port = free_port();
     std::string secret(32, '\0');
     if (auto r = sddp::random_bytes(secret.size()); r.ok()) secret.assign(r->begin(), r->end());
+    const std::string env_port = "SDDP_PC_PORT=" + std::to_string(port);
+    const std::string env_secret = "SDDP_PC_SECRET=" + sddp::to_hex(std::string_view(secret));
+    // A C API client reads its identity as a torchrun-launched rank would.
+    const std::vector<std::string> capi_env = {
+        "WORLD_SIZE=2", "MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + std::to_string(port),
+        "SLURM_DDP_SECRET=" + sddp::to_hex(std::string_view(secret))};
     const pid_t server = ::fork();
     if (server == 0) {
         if (cl.kind == "floor") serve_floor(port);
+        if (cl.kind == "capi") serve_capi(cl.path, capi_env);
         serve_ours(port, secret);
     }
     const double deadline = now_s() + kListenWaitS;
@@ -169,8 +191,6 @@ bool run_once(Client& cl, const std::string& wrap) {
     if (::pipe(out) != 0) std::exit(1);
     timespec ts{};
     ::clock_gettime(CLOCK_MONOTONIC, &ts);
-    const std::string env_port = "SDDP_PC_PORT=" + std::to_string(port);
-    const std::string env_secret = "SDDP_PC_SECRET=" + sddp::to_hex(std::string_view(secret));
     const std::string env_spawn =
         "SDDP_PC_SPAWN_NS=" + std::to_string(ts.tv_sec * 1000000000LL + ts.tv_nsec);
     std::vector<std::string> args;
@@ -188,6 +208,10 @@ bool run_once(Client& cl, const std::string& wrap) {
     env_keep.push_back(env_port);
     env_keep.push_back(env_secret);
     env_keep.push_back(env_spawn);
+    if (cl.kind == "capi") {
+        env_keep.insert(env_keep.end(), capi_env.begin(), capi_env.end());
+        env_keep.emplace_back("RANK=1");
+    }
     std::vector<char*> envp;
     envp.reserve(env_keep.size() + 1);
     for (auto& e : env_keep) envp.push_back(e.data());
@@ -245,8 +269,9 @@ int main(int argc, char** argv) {
                    eq != std::string::npos && colon != std::string::npos && colon > eq) {
             Client c{
                 a.substr(0, eq), a.substr(eq + 1, colon - eq - 1), a.substr(colon + 1), {}, {}};
-            if (c.kind != "ours" && c.kind != "floor") {
-                (void)std::fprintf(stderr, "process_cost: kind '%s' of %s: use ours or floor\n",
+            if (c.kind != "ours" && c.kind != "floor" && c.kind != "capi") {
+                (void)std::fprintf(stderr,
+                                   "process_cost: kind '%s' of %s: use ours, capi or floor\n",
                                    c.kind.c_str(), c.name.c_str());
                 return 2;
             }

@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""One rank's cost from exec to holding the id, per HMAC library, beside a bare socket client.
+"""One rank's cost from exec to holding the id, beside a bare socket client.
 
+The clients: a plain C program on the shipped libslurm_ddp.so (C API), the same on the library
+linked with the shared C++ runtime and Nettle, the rendezvous alone per HMAC library, and the
+floors.
 Runs build/bench/process_cost/process_cost twice over every client it finds in the build:
 timed (--reps, interleaved) and once under callgrind (instructions, repeatable on a loaded
 machine). Prints the table and writes the raw output, headed by the commit, date, machine and
@@ -10,9 +13,7 @@ command, to --out.
   bench/process_cost/process_cost.py --build build [--reps 21] [--out bench/results/process-cost-<date>.txt]
 """
 import argparse
-import datetime
 import os
-import platform
 import re
 import shutil
 import subprocess
@@ -23,8 +24,9 @@ from collections import defaultdict
 CLIENTS = [  # name, kind, binary (those not built are skipped)
     ("floor", "floor", "floor_client"),
     ("floor-c++", "floor", "floor_client_cxx"),
+    ("capi", "capi", "capi_client"),
+    ("capi-shared-runtime", "capi", "capi_client_shared_runtime"),
     ("nettle", "ours", "rank_client_nettle"),
-    ("nettle-static-c++", "ours", "rank_client_nettle_static_cxx"),
     ("sodium", "ours", "rank_client_sodium"),
     ("openssl-noconfig", "ours", "rank_client_openssl_noconfig"),
     ("openssl", "ours", "rank_client_openssl"),
@@ -37,24 +39,22 @@ def sh(cmd):
 
 
 def header(argv):
+    """bench/lib/raw_header.sh's four lines (commit, date, machine, command), then the title."""
     src = os.path.dirname(os.path.abspath(__file__))
-    model = sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip()
-    # The four lines every raw file opens with (bench/lib/raw_header.sh), then the title.
-    return [
-        f"# commit: {sh(f'git -C {src} rev-parse --short HEAD')}"
-        + (" (+ uncommitted changes)" if sh(f"git -C {src} status --porcelain -uno") else ""),
-        f"# date: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC')}",
-        f"# machine: {platform.node()}, nproc {os.cpu_count()}, {model}, "
-        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} (at start)",
-        f"# command: {' '.join(argv)}",
-        "# bench/process_cost: one rank's cost from exec to holding the id",
-    ]
+    helper = os.path.join(src, "..", "lib", "raw_header.sh")
+    out = subprocess.run(["bash", helper] + argv, capture_output=True, text=True, check=True)
+    return out.stdout.splitlines() + [
+        "# bench/process_cost: one rank's cost from exec to holding the id"]
 
 
 def callgrind_by_object(path):
-    """Self instructions (Ir) per object file, from an uncompressed callgrind output."""
+    """Self instructions (Ir) per object file and per function of the dynamic loader and of
+    libslurm_ddp.so, from an uncompressed callgrind output."""
     per_obj = defaultdict(int)
+    per_ld_fn = defaultdict(int)
+    per_lib_fn = defaultdict(int)
     obj = "?"
+    fn = "?"
     skip_next = False
     total = None
     with open(path) as f:
@@ -64,6 +64,8 @@ def callgrind_by_object(path):
                 continue
             if line.startswith("ob="):
                 obj = line[3:].strip()
+            elif line.startswith("fn="):
+                fn = line[3:].strip()
             elif line.startswith("calls="):
                 skip_next = True
             elif line.startswith(("summary:", "totals:")):
@@ -72,7 +74,12 @@ def callgrind_by_object(path):
                 parts = line.split()
                 if len(parts) >= 2:
                     per_obj[obj] += int(parts[1])
-    return per_obj, total
+                    if "ld-linux" in obj:
+                        per_ld_fn[fn] += int(parts[1])
+                    elif "libslurm_ddp" in obj:
+                        name = fn.replace("(anonymous namespace)", "{anon}").split("(")[0]
+                        per_lib_fn[name] += int(parts[1])
+    return per_obj, per_ld_fn, per_lib_fn, total
 
 
 def short(obj):
@@ -93,7 +100,7 @@ def main():
     clients = [(n, k, os.path.abspath(os.path.join(bindir, b))) for n, k, b in CLIENTS
                if os.access(os.path.join(bindir, b), os.X_OK)]
     specs = [f"{n}={k}:{p}" for n, k, p in clients]
-    lines = header(sys.argv)
+    lines = header([os.path.relpath(sys.argv[0])] + sys.argv[1:])
     for n, _, p in clients:
         libs = sh(f"ldd {p} | awk '{{print $1}}' | grep -v vdso | tr '\\n' ' '")
         lines.append(f"# {n}: {os.path.basename(p)} loads {libs}")
@@ -123,18 +130,25 @@ def main():
             if not os.path.exists(f):
                 lines.append(f"# {n}: no callgrind output")
                 continue
-            per_obj, total = callgrind_by_object(f)
+            per_obj, per_ld_fn, per_lib_fn, total = callgrind_by_object(f)
             ir[n] = (total or sum(per_obj.values()), per_obj)
             lines.append(f"callgrind {n}: total Ir {ir[n][0]}")
             for o, v in sorted(per_obj.items(), key=lambda x: -x[1])[:8]:
                 lines.append(f"    {v:>12,}  {short(o)}")
+            lines.append(f"  {n}: ld.so by function (self Ir)")
+            for fn, v in sorted(per_ld_fn.items(), key=lambda x: -x[1])[:6]:
+                lines.append(f"    {v:>12,}  {fn}")
+            if per_lib_fn:
+                lines.append(f"  {n}: libslurm_ddp.so by function (self Ir)")
+                for fn, v in sorted(per_lib_fn.items(), key=lambda x: -x[1])[:8]:
+                    lines.append(f"    {v:>12,}  {fn}")
         shutil.rmtree(tmp, ignore_errors=True)
 
     floor_cpu = float(res.get("floor", {}).get("cpu_med", "nan"))
     floor_ir = ir.get("floor", (0, {}))[0]
     lines += ["", "| client | CPU ms exec to id, median (min) | x floor | wall ms, median |"
-              " Ir total | x floor | Ir in ld.so | Ir in the crypto library |",
-              "|---|---|---|---|---|---|---|---|"]
+              " Ir total | x floor | Ir in ld.so | Ir in libslurm_ddp.so | Ir in a shared crypto library |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for n, _, _ in clients:
         r = res.get(n)
         if not r:
@@ -143,10 +157,11 @@ def main():
         tot, per_obj = ir.get(n, (0, {}))
         ld = sum(v for o, v in per_obj.items() if "ld-linux" in o)
         cr = sum(v for o, v in per_obj.items() if any(c in o for c in CRYPTO_OBJECTS))
+        lib = sum(v for o, v in per_obj.items() if "libslurm_ddp" in o)
         lines.append(
             f"| {n} | {cpu:.3f} ({float(r['cpu_min']):.3f}) | {cpu / floor_cpu:.2f} | "
             f"{float(r['wall_med']):.3f} | {tot:,} | "
-            f"{(tot / floor_ir if floor_ir else float('nan')):.2f} | {ld:,} | {cr:,} |")
+            f"{(tot / floor_ir if floor_ir else float('nan')):.2f} | {ld:,} | {lib:,} | {cr:,} |")
     lines.append(f"# load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     text = "\n".join(lines) + "\n"
     print(text, end="")
