@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-# Which archives libslurm_ddp.so can carry under SDDP_SELF_CONTAINED_LIBRARY (top-level
+# Which archives libslurm_ddp.so can carry under SDDP_SELF_CONTAINED (top-level
 # CMakeLists.txt). Sets:
 #   SDDP_STATIC_CXX_RUNTIME  ON when libstdc++.a and libgcc link into a shared object here
 #   SDDP_NETTLE_LINK         what the os layer links for Nettle: libnettle.a when it links into a
@@ -14,9 +14,9 @@ include(CMakePushCheckState)
 set(SDDP_STATIC_CXX_RUNTIME OFF)
 set(SDDP_NETTLE_LINK PkgConfig::NETTLE)
 # The sanitizers' runtimes expect the shared C++ runtime.
-if(NOT SDDP_SELF_CONTAINED_LIBRARY OR SDDP_SANITIZE)
+if(NOT SDDP_SELF_CONTAINED OR SDDP_SANITIZE)
   message(STATUS "slurm-ddp: libslurm_ddp.so over the shared C++ runtime and Nettle "
-                 "(SDDP_SELF_CONTAINED_LIBRARY=${SDDP_SELF_CONTAINED_LIBRARY}, "
+                 "(SDDP_SELF_CONTAINED=${SDDP_SELF_CONTAINED}, "
                  "SDDP_SANITIZE='${SDDP_SANITIZE}')")
   return()
 endif()

@@ -32,7 +32,7 @@ link=${link% && :}
 nettle_a=$(grep -o '[^ ]*/libnettle\.a' <<<"$link" | head -n 1 || true)
 nettle_so=$(pkg-config --variable=libdir nettle 2>/dev/null || true)/libnettle.so
 if [[ -z $nettle_a || ! -e $nettle_so ]]; then
-    echo "link_options.sh: the build must link libnettle.a (SDDP_SELF_CONTAINED_LIBRARY=ON," \
+    echo "link_options.sh: the build must link libnettle.a (SDDP_SELF_CONTAINED=ON," \
         "SDDP_CRYPTO=nettle) and pkg-config must find libnettle.so" >&2
     exit 2
 fi

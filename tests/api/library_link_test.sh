@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# libslurm_ddp.so exports its C API and nothing else, and under SDDP_SELF_CONTAINED_LIBRARY it
+# libslurm_ddp.so exports its C API and nothing else, and under SDDP_SELF_CONTAINED it
 # neither needs nor binds to a C++ runtime or Nettle outside itself: a rank loads one object, and
 # a process with a libstdc++ of its own (PyTorch) never shares C++ symbols with it.
 # Usage: library_link_test.sh LIBSLURM_DDP STATIC_CXX_RUNTIME(ON|OFF) NETTLE_INSIDE(ON|OFF)
