@@ -8,9 +8,11 @@
 // process's.
 #ifdef SDDP_STATIC_CXX_RUNTIME
 
+// NOLINTBEGIN(bugprone-reserved-identifier): the runtime's own name, declared to call it
 namespace __gnu_cxx {
 void __freeres() noexcept;  // libstdc++'s eh_alloc.cc; declared in no public header
 }  // namespace __gnu_cxx
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 
