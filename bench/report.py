@@ -191,12 +191,19 @@ def harness_report(paths):
                 if r is not None:
                     print("- ours >= 5x faster than %s (%s): %.2fx -> %s" % (
                         name, what, r, "MET" if r >= 5 else "NOT MET"))
+        # Against the steadiest, fastest floor of the run: whichever of the two floors has the
+        # smaller median for this figure (the pre-listening one, as a rule).
         for what, mine, key in (("id", o, "id"), ("allgather", o, "ag"),
                                 ("id + preflight vs its id + allgather", op, "ag")):
-            r = ratio(mine, fl, key)
+            floors = [(float(r[key + "_med"]), k) for k in ("floor", "floor-prelisten")
+                      for r in [res.get((k, big))] if r and r.get("ok") != "0"]
+            if not floors:
+                continue
+            best = min(floors)[1]
+            r = ratio(mine, res.get((best, big)), key)
             if r is not None:
-                print("- ours within 1.5x of the floor (%s): %.2fx -> %s" % (
-                    what, r, "MET" if r <= 1.5 else "NOT MET"))
+                print("- ours within 1.5x of the best floor, %s (%s): %.2fx -> %s" % (
+                    best, what, r, "MET" if r <= 1.5 else "NOT MET"))
 
 
 
