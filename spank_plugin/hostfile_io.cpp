@@ -4,9 +4,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace sddp::plugin {

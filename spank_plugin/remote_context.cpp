@@ -2,9 +2,9 @@
 #include "remote_context.hpp"
 
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "core/options/contract.hpp"

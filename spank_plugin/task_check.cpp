@@ -4,10 +4,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>

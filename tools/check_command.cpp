@@ -2,11 +2,11 @@
 #include "check_command.hpp"
 
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <memory>

@@ -4,11 +4,11 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>

@@ -3,9 +3,9 @@
 
 #include <glob.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <chrono>
+#include <cstdint>
 #include <iostream>
 #include <optional>
 

@@ -7,10 +7,10 @@
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>

@@ -2,8 +2,8 @@
 // The library's pure parts below the C API: settings, transport choice, the
 // PMI2 value codec and the bounded PMI2 worker.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <map>
 #include <thread>
 

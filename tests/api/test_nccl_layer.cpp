@@ -6,10 +6,10 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
-#include <cstdint>
 
 #include <sys/stat.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>

@@ -2,8 +2,8 @@
 // The PMIx transport's pure parts: key naming, when auto picks PMIx, the forced choice, and the
 // declared ABI against the real <pmix.h> where libpmix-dev is installed.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <map>
 #include <set>
 

@@ -10,11 +10,11 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <thread>

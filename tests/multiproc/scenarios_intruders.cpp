@@ -5,12 +5,12 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 

@@ -5,10 +5,10 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <netinet/in.h>
 
+#include <cstdint>
 #include <cstdio>
 
 #include "harness.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/base/bytes (hex, big-endian) and os/random_bytes.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 
 #include "core/base/bytes.hpp"

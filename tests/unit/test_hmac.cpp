@@ -3,9 +3,9 @@
 // file is built against each library the build has (tests/CMakeLists.txt): Nettle, OpenSSL 3's
 // EVP_MAC and the OpenSSL 1.1.1 code.
 #include <gtest/gtest.h>
-#include <cstdint>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <thread>

@@ -2,8 +2,8 @@
 // Slurm's host file (SLURM_HOSTFILE): parsed within the step's size, and trusted for rank 0's
 // host only when it describes the step this task is in.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

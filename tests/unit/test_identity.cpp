@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // detect_identity: each source (ddp, slurm, mpi, single) and each malformed case.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <map>
 
 #include "core/task/identity.hpp"

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <gtest/gtest.h>
-#include <cstdint>
 
 #include <climits>
+#include <cstdint>
 
 #include "rendezvous/protocol/join_accounting.hpp"
 

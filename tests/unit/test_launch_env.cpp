@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // derive_launch_env and read_step_facts: the mapping from Slurm's variables to torchrun's.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <tuple>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // core/task/layout_table: the one table `--ddp=verbose` and `slurm-ddp env --table` print.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 
 #include "core/task/launch_env.hpp"

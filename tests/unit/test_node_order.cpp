@@ -2,8 +2,8 @@
 // The step's hosts by SLURM_NODEID: the sorted node list for ordinary steps, component order for
 // heterogeneous ones, and an error rather than a wrong rank 0 when the order cannot be rebuilt.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -2,9 +2,9 @@
 // `slurm-ddp run --restarts`: its arguments, the first failure read from srun's stderr, the
 // nodes of each run and the summary line.
 #include <gtest/gtest.h>
-#include <cstdint>
 
 #include <csignal>
+#include <cstdint>
 #include <string>
 #include <vector>
 

@@ -2,8 +2,8 @@
 // core/slurm/step_facts: reading a step's layout from Slurm's variables, and refusing a wrong one
 // with the variable, its value and the fix.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

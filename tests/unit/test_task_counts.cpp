@@ -2,8 +2,8 @@
 #include "core/slurm/task_counts.hpp"
 
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <random>
 #include <string>
 #include <vector>

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // derive_task_env: the whole per-task pipeline the plugin and `slurm-ddp env` share.
 #include <gtest/gtest.h>
-#include <cstdint>
 
 #include <cerrno>
+#include <cstdint>
 #include <map>
 #include <set>
 

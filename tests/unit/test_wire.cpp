@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Wire format: round trips, "need more bytes" versus "invalid", and every malformed shape.
 #include <gtest/gtest.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 

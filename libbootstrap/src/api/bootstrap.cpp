@@ -2,8 +2,8 @@
 #include "api/bootstrap.hpp"
 
 #include <unistd.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <mutex>
 
 #include "api/debug_stacks.hpp"

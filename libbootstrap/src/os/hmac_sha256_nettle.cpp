@@ -5,8 +5,8 @@
 #include <nettle/memops.h>
 #include <nettle/sha2.h>
 #include <nettle/version.h>
-#include <cstdint>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>

@@ -3,7 +3,6 @@
 #include "os/hmac_sha256.hpp"
 
 #include <openssl/opensslv.h>
-#include <cstdint>
 
 // OpenSSL 3 has EVP_MAC, and deprecates HMAC_CTX; OpenSSL 1.1.1 (RHEL 8) has only HMAC_CTX. The
 // build can ask for the 1.1.1 code on OpenSSL 3 (SDDP_OPENSSL_1_1_API, with the 3.0 deprecation
@@ -20,6 +19,7 @@
 #include <openssl/evp.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>

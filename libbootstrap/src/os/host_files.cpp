@@ -6,9 +6,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace sddp {

@@ -3,9 +3,9 @@
 
 #include <dirent.h>
 #include <sys/resource.h>
-#include <cstdint>
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 
 namespace sddp {

@@ -4,7 +4,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -12,6 +11,7 @@
 #include <fcntl.h>
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include "core/base/log.hpp"
 #include "core/options/contract.hpp"

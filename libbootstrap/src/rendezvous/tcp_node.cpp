@@ -5,10 +5,10 @@
 #include <poll.h>
 #include <sys/epoll.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 
 #include "core/base/log.hpp"
 #include "core/options/contract.hpp"

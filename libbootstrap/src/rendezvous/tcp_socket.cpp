@@ -10,11 +10,11 @@
 #include <sys/resource.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <cstdint>
 
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
