@@ -26,7 +26,8 @@ source "$ROOT/bench/lib/raw_header.sh"
 raw_header "PLUGINS=\"$PLUGINS\" REPS=$REPS bash bench/overhead/plugin_load_cost.sh"
 PLUGSTACK=$SDDP_CLUSTER_DIR/plugstack.conf
 ORIGINAL=$(cat "$PLUGSTACK")
-set_plugstack() { local tmp; tmp=$(mktemp "$PLUGSTACK.XXXXXX"); printf '%s\n' "$1" >"$tmp"; chmod 0644 "$tmp"; mv -f "$tmp" "$PLUGSTACK"; }
+# shellcheck disable=SC1091 # bench/lib/plugstack.sh
+source "$ROOT/bench/lib/plugstack.sh"
 TMP=$(mktemp -d /tmp/sddp-load-cost.XXXXXX)
 trap 'set_plugstack "$ORIGINAL"; rm -rf "$TMP"' EXIT
 

@@ -43,8 +43,8 @@ if ! grep -q '^[^#]*spank_ddp' <<<"$WITH_PLUGIN"; then
     echo "plugin_overhead.sh: $PLUGSTACK does not load spank_ddp.so; bring the cluster up with the plugin" >&2
     exit 1
 fi
-# Atomic, as cluster.sh writes it: srun may read plugstack.conf at any moment.
-set_plugstack() { local tmp; tmp=$(mktemp "$PLUGSTACK.XXXXXX"); printf '%s\n' "$1" >"$tmp"; chmod 0644 "$tmp"; mv -f "$tmp" "$PLUGSTACK"; }
+# shellcheck source=bench/lib/plugstack.sh
+source "$(dirname "$0")/../lib/plugstack.sh"
 trap 'set_plugstack "$WITH_PLUGIN"; rm -f "$SAMPLES"' EXIT
 has_arm() { [[ " $ARMS " == *" $1 "* ]]; }
 LOGS=("$SDDP_CLUSTER_DIR"/log/slurmd-*.log)
