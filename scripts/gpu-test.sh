@@ -122,11 +122,19 @@ slurm_up() {
     source /opt/slurmdeb/env.sh
 }
 
+# python3's NVIDIA wheel folders nvidia/NAME, for each NAME given (none without such wheels).
+python_nvidia_dirs() {
+    python3 - "$@" 2>/dev/null <<'EOF'
+import os, sys
+import nvidia
+print("\n".join(os.path.join(p, n) for p in nvidia.__path__ for n in sys.argv[1:]))
+EOF
+}
+
 # The folder of an NVIDIA NCCL wheel (include/nccl.h, lib/libnccl.so.2), for CUDA major $1.
 wheel_nccl() {
     local d
-    d=$(python3 -c 'import nvidia, os; print("\n".join(os.path.join(p, "nccl") for p in nvidia.__path__))' 2>/dev/null)
-    for d in $d /var/cache/slurm-ddp/frameworks/torch-*/lib/python3*/site-packages/nvidia/nccl; do
+    for d in $(python_nvidia_dirs nccl) /var/cache/slurm-ddp/frameworks/torch-*/lib/python3*/site-packages/nvidia/nccl; do
         [[ -f $d/include/nccl.h && -f $d/lib/libnccl.so.2 ]] && echo "$d" && return 0
     done
     if d=$(bash scripts/nccl-wheels.sh --cached 2>/dev/null); then
@@ -146,7 +154,7 @@ cuda_root() {
         return
     fi
     for d in /usr/local/cuda \
-        $(python3 -c 'import nvidia, os; print("\n".join(os.path.join(p, w) for p in nvidia.__path__ for w in ("cu13", "cuda_runtime")))' 2>/dev/null) \
+        $(python_nvidia_dirs cu13 cuda_runtime) \
         "$ROOT/.devkit/cuda"; do
         [[ -f $d/include/cuda_runtime_api.h ]] && CUDA_ROOT=$d && return 0
     done
