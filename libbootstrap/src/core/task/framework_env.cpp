@@ -7,8 +7,8 @@ namespace sddp {
 
 const std::vector<std::string>& framework_variable_names() {
     static const std::vector<std::string> kNames{
-        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_RUN_ID",
-        "TORCHELASTIC_RESTART_COUNT", "TORCHELASTIC_MAX_RESTARTS"};
+        "TORCH_NCCL_ASYNC_ERROR_HANDLING", "TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT",
+        "TORCHELASTIC_MAX_RESTARTS"};
     return kNames;
 }
 
