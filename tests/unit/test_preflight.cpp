@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Preflight records: encoding, and the checks every rank runs on the all-gathered list.
 #include <gtest/gtest.h>
+
 #include <cstdint>
 
 #include "rendezvous/protocol/preflight.hpp"

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `slurm-ddp check`: record encoding and the verdict on a step's gathered records.
 #include <gtest/gtest.h>
+
 #include <cstdint>
 
 #include "core/slurm/step_check.hpp"
