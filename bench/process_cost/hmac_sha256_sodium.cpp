@@ -97,6 +97,7 @@ Digest HmacSha256::finish() {
 }
 
 HmacKey::HmacKey(std::span<const std::uint8_t> key) : keyed_(key) {}
+HmacKey::HmacKey(std::string_view key) : keyed_(key) {}
 HmacKey::~HmacKey() = default;
 HmacKey::HmacKey(HmacKey&&) noexcept = default;
 HmacKey& HmacKey::operator=(HmacKey&&) noexcept = default;

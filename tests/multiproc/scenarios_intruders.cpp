@@ -76,7 +76,7 @@ Report raw_handshake(std::uint16_t port, wire::Hello hello, const std::string& s
         return report_error(make_error(Errc::internal, "no challenge"), start);
     }
     Result<wire::Challenge> c = wire::decode_challenge(ch->second);
-    hello.mac = tcp::client_proof(secret, c->server_nonce, hello);
+    hello.mac = tcp::client_proof(HmacKey(secret), c->server_nonce, hello);
     send_bytes(fd, wire::encode_hello(hello));
     auto reply = read_frame(fd, buf, milliseconds(10000));
     ::close(fd);

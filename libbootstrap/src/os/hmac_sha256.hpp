@@ -105,6 +105,7 @@ class HmacSha256 {
 class HmacKey {
   public:
     explicit HmacKey(std::span<const std::uint8_t> key);
+    explicit HmacKey(std::string_view key);
     ~HmacKey();
     HmacKey(HmacKey&&) noexcept;
     HmacKey& operator=(HmacKey&&) noexcept;

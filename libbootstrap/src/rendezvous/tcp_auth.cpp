@@ -32,9 +32,9 @@ Result<wire::Nonce> make_nonce() {
     return n;
 }
 
-wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonce,
+wire::Mac client_proof(const HmacKey& secret, const wire::Nonce& server_nonce,
                        const wire::Hello& hello) {
-    HmacSha256 h(secret);
+    HmacSha256 h = secret.start();
     h.update("sddp-v1 client");
     put_str(h, hello.step_tag);
     h.update(server_nonce);
@@ -48,11 +48,11 @@ wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonc
     return h.finish();
 }
 
-wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
+wire::Mac server_proof(const HmacKey& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        std::int32_t client_rank, std::int32_t server_rank,
                        const std::string& server_host) {
-    HmacSha256 h(secret);
+    HmacSha256 h = secret.start();
     h.update("sddp-v1 server");
     put_str(h, step_tag);
     h.update(client_nonce);
@@ -63,10 +63,10 @@ wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
     return h.finish();
 }
 
-wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
+wire::Mac reject_proof(const HmacKey& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        const std::string& reason) {
-    HmacSha256 h(secret);
+    HmacSha256 h = secret.start();
     h.update("sddp-v2 reject");
     put_str(h, step_tag);
     h.update(client_nonce);
@@ -75,9 +75,9 @@ wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
     return h.finish();
 }
 
-wire::Mac session_key(const std::string& secret, const std::string& step_tag,
+wire::Mac session_key(const HmacKey& secret, const std::string& step_tag,
                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce) {
-    HmacSha256 h(secret);
+    HmacSha256 h = secret.start();
     h.update("sddp-v2 session");
     put_str(h, step_tag);
     h.update(client_nonce);

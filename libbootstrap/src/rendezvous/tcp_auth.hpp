@@ -29,6 +29,7 @@
 #include <string>
 
 #include "core/base/result.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/transport.hpp"
 
@@ -36,12 +37,16 @@ namespace sddp::tcp {
 
 Result<wire::Nonce> make_nonce();
 
-wire::Mac client_proof(const std::string& secret, const wire::Nonce& server_nonce,
+// The proofs and the session key below take the step secret keyed once per rendezvous
+// (HmacKey(cfg.secret)): a handshake then costs its messages' compressions only, not two more
+// per MAC to set the key up again.
+
+wire::Mac client_proof(const HmacKey& secret, const wire::Nonce& server_nonce,
                        const wire::Hello& hello);
 
 // `server_host` as the welcome carries it: the client names its parent by it in every error, so
 // a relay must not be able to change it.
-wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
+wire::Mac server_proof(const HmacKey& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        std::int32_t client_rank, std::int32_t server_rank,
                        const std::string& server_host);
@@ -52,11 +57,11 @@ wire::Mac server_proof(const std::string& secret, const std::string& step_tag,
 // it. Both ends also check who is at the other end (foreign_local_peer in tcp_socket.hpp).
 std::string local_socket_name(const RendezvousConfig& cfg);
 
-wire::Mac reject_proof(const std::string& secret, const std::string& step_tag,
+wire::Mac reject_proof(const HmacKey& secret, const std::string& step_tag,
                        const wire::Nonce& client_nonce, const wire::Nonce& server_nonce,
                        const std::string& reason);
 
-wire::Mac session_key(const std::string& secret, const std::string& step_tag,
+wire::Mac session_key(const HmacKey& secret, const std::string& step_tag,
                       const wire::Nonce& client_nonce, const wire::Nonce& server_nonce);
 
 }  // namespace sddp::tcp

@@ -142,7 +142,7 @@ std::variant<wire::Challenge, Attempt> await_challenge(Connection& conn, Clock::
     return *challenge;
 }
 
-wire::Hello make_hello(const RendezvousConfig& cfg, const std::string& host,
+wire::Hello make_hello(const RendezvousConfig& cfg, const HmacKey& secret, const std::string& host,
                        const wire::Nonce& client_nonce, const wire::Challenge& challenge) {
     wire::Hello hello;
     hello.rank = cfg.rank;
@@ -153,18 +153,17 @@ wire::Hello make_hello(const RendezvousConfig& cfg, const std::string& host,
     hello.step_tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
     hello.host = host.substr(0, wire::kMaxHostSize);
     hello.client_nonce = client_nonce;
-    hello.mac = client_proof(cfg.secret, challenge.server_nonce, hello);
+    hello.mac = client_proof(secret, challenge.server_nonce, hello);
     return hello;
 }
 
 // A refusal counts only with the server's proof: anyone on the port could send one.
 Attempt refused(const OwnedFrame& frame, const ParentTarget& target, const RendezvousConfig& cfg,
-                const wire::Hello& hello, const wire::Challenge& challenge) {
+                const HmacKey& secret, const wire::Hello& hello, const wire::Challenge& challenge) {
     Result<wire::Reject> rej = wire::decode_reject(frame.payload());
-    if (!rej.ok() ||
-        !constant_time_equal(reject_proof(cfg.secret, hello.step_tag, hello.client_nonce,
-                                          challenge.server_nonce, rej->reason),
-                             rej->mac)) {
+    if (!rej.ok() || !constant_time_equal(reject_proof(secret, hello.step_tag, hello.client_nonce,
+                                                       challenge.server_nonce, rej->reason),
+                                          rej->mac)) {
         return unproven(Errc::auth,
                         "refused rank " + std::to_string(cfg.rank) + " (" +
                             (rej.ok() ? wire::printable(rej->reason, wire::kMaxReasonSize)
@@ -181,19 +180,20 @@ Attempt refused(const OwnedFrame& frame, const ParentTarget& target, const Rende
 
 // A welcome with the server's proof ends the handshake: the connection is sealed from here on.
 Attempt welcomed(Connection& conn, const OwnedFrame& frame, const RendezvousConfig& cfg,
-                 const wire::Hello& hello, const wire::Challenge& challenge) {
+                 const HmacKey& secret, const wire::Hello& hello,
+                 const wire::Challenge& challenge) {
     Result<wire::Welcome> welcome = wire::decode_welcome(frame.payload());
     if (!welcome.ok()) {
         return unproven(Errc::protocol,
                         "sent an invalid welcome (" + welcome.error().message + ")");
     }
     const wire::Mac expect =
-        server_proof(cfg.secret, hello.step_tag, hello.client_nonce, challenge.server_nonce,
-                     cfg.rank, welcome->rank, welcome->host);
+        server_proof(secret, hello.step_tag, hello.client_nonce, challenge.server_nonce, cfg.rank,
+                     welcome->rank, welcome->host);
     if (!constant_time_equal(expect, welcome->mac)) {
         return unproven(Errc::auth, "welcomed rank " + std::to_string(cfg.rank));
     }
-    conn.seal(session_key(cfg.secret, hello.step_tag, hello.client_nonce, challenge.server_nonce),
+    conn.seal(session_key(secret, hello.step_tag, hello.client_nonce, challenge.server_nonce),
               true);
     ParentLink link;
     link.rank = welcome->rank;
@@ -205,8 +205,9 @@ Attempt welcomed(Connection& conn, const OwnedFrame& frame, const RendezvousConf
 
 // Sends the hello and reads what the server makes of it.
 Attempt answer_challenge(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
-                         const wire::Hello& hello, const wire::Challenge& challenge,
-                         Clock::time_point deadline, const JoinWait& wait) {
+                         const HmacKey& secret, const wire::Hello& hello,
+                         const wire::Challenge& challenge, Clock::time_point deadline,
+                         const JoinWait& wait) {
     conn.send(wire::encode_hello(hello));
     // A hello is far smaller than any socket buffer: one flush sends it whole.
     conn.flush();
@@ -227,17 +228,18 @@ Attempt answer_challenge(Connection& conn, const ParentTarget& target, const Ren
                                  : "no answer to the hello");
     }
     if ((*reply)->type == wire::MsgType::reject)
-        return refused(**reply, target, cfg, hello, challenge);
+        return refused(**reply, target, cfg, secret, hello, challenge);
     if ((*reply)->type != wire::MsgType::welcome) {
         return unproven(Errc::protocol, "answered the hello with an unexpected message (type " +
                                             std::to_string(static_cast<int>((*reply)->type)) + ")");
     }
-    return welcomed(conn, **reply, cfg, hello, challenge);
+    return welcomed(conn, **reply, cfg, secret, hello, challenge);
 }
 
 // The client's side of the handshake (tcp_auth.hpp): challenge in, hello out, verdict in.
 Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
-                  const std::string& host, Clock::time_point deadline, const JoinWait& wait) {
+                  const HmacKey& secret, const std::string& host, Clock::time_point deadline,
+                  const JoinWait& wait) {
     std::variant<wire::Challenge, Attempt> got = await_challenge(conn, deadline, wait);
     if (Attempt* ended = std::get_if<Attempt>(&got)) return std::move(*ended);
     const wire::Challenge& challenge = std::get<wire::Challenge>(got);
@@ -247,15 +249,15 @@ Attempt handshake(Connection& conn, const ParentTarget& target, const Rendezvous
         a.error = nonce.error();
         return a;
     }
-    const wire::Hello hello = make_hello(cfg, host, *nonce, challenge);
-    return answer_challenge(conn, target, cfg, hello, challenge, deadline, wait);
+    const wire::Hello hello = make_hello(cfg, secret, host, *nonce, challenge);
+    return answer_challenge(conn, target, cfg, secret, hello, challenge, deadline, wait);
 }
 
 }  // namespace
 
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
-                               const std::string& host, Clock::time_point deadline,
-                               const JoinWait& wait) {
+                               const HmacKey& secret, const std::string& host,
+                               Clock::time_point deadline, const JoinWait& wait) {
     const auto start = Clock::now();
     auto stop_error = [&] {
         return make_error(Errc::peer_lost, "rank " + std::to_string(cfg.rank) +
@@ -337,7 +339,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             }
             reached_leader = reached_leader || target.local;
             Connection conn(std::move(c.fd), to.text);
-            Attempt a = handshake(conn, target, cfg, host, attempt_deadline, wait);
+            Attempt a = handshake(conn, target, cfg, secret, host, attempt_deadline, wait);
             if (a.error) return std::move(*a.error);
             if (a.link) {
                 a.link->conn = std::make_unique<Connection>(std::move(conn));

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/base/result.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/tcp_connection.hpp"
 #include "rendezvous/transport.hpp"
 
@@ -45,8 +46,9 @@ struct JoinWait {
     std::function<short(int fd, short events, Clock::time_point until)> idle;
     std::function<bool()> stopped;
 };
+// `secret` is cfg.secret keyed once (tcp_auth.hpp), shared by every attempt and connection.
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
-                               const std::string& host, Clock::time_point deadline,
-                               const JoinWait& wait = {});
+                               const HmacKey& secret, const std::string& host,
+                               Clock::time_point deadline, const JoinWait& wait = {});
 
 }  // namespace sddp::tcp

@@ -343,7 +343,7 @@ void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello*
     // Best effort: a reject is tiny and the socket buffer empty, so one write sends it whole.
     wire::Reject reject{reason, {}};
     if (hello != nullptr) {
-        reject.mac = reject_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
+        reject.mac = reject_proof(secret_, cfg_.step_tag.substr(0, wire::kMaxTagSize),
                                   hello->client_nonce, link.server_nonce, reason);
     }
     link.conn.send(wire::encode_reject(reject));
@@ -354,7 +354,7 @@ void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello*
 
 bool Node::proves_step(const Link& link, const wire::Hello& h) const {
     return h.step_tag == cfg_.step_tag.substr(0, wire::kMaxTagSize) &&
-           constant_time_equal(client_proof(cfg_.secret, link.server_nonce, h), h.mac);
+           constant_time_equal(client_proof(secret_, link.server_nonce, h), h.mac);
 }
 
 std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello& h) const {
@@ -365,7 +365,7 @@ std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello
                wire::printable(h.step_tag, 64) + "')";
     }
     // Only now, with the step confirmed, does the proof mean anything.
-    if (!constant_time_equal(client_proof(cfg_.secret, link.server_nonce, h), h.mac)) {
+    if (!constant_time_equal(client_proof(secret_, link.server_nonce, h), h.mac)) {
         return "authentication failed: the peer does not hold this step's secret";
     }
     if (h.world_size != cfg_.world_size) {
@@ -411,11 +411,11 @@ void Node::welcome(Link& link, const wire::Hello& h) {
     wire::Welcome w;
     w.rank = cfg_.rank;
     w.host = host_.substr(0, wire::kMaxHostSize);  // what encode_welcome sends: what is proven
-    w.mac = server_proof(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
+    w.mac = server_proof(secret_, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
                          link.server_nonce, h.rank, cfg_.rank, w.host);
     send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
-    link.conn.seal(session_key(cfg_.secret, cfg_.step_tag.substr(0, wire::kMaxTagSize),
-                               h.client_nonce, link.server_nonce),
+    link.conn.seal(session_key(secret_, cfg_.step_tag.substr(0, wire::kMaxTagSize), h.client_nonce,
+                               link.server_nonce),
                    false);
 }
 

@@ -94,7 +94,7 @@ std::string seconds_text(Clock::duration d) {
     return buf;
 }
 
-Node::Node(const RendezvousConfig& cfg) : cfg_(cfg) {
+Node::Node(const RendezvousConfig& cfg) : cfg_(cfg), secret_(std::string_view(cfg.secret)) {
     host_ = hostname_or(cfg.host);
     self_ = "rank " + std::to_string(cfg.rank) + " (" + host_ + ")";
     master_ = cfg.master_addr + ":" + std::to_string(cfg.master_port);
@@ -238,7 +238,8 @@ Status Node::connect_parent() {
         };
         wait.stopped = [this] { return failed_.has_value(); };
     }
-    Result<ParentLink> link = join_parent(target, cfg_, host_, deadline_from(Clock::now()), wait);
+    Result<ParentLink> link =
+        join_parent(target, cfg_, secret_, host_, deadline_from(Clock::now()), wait);
     if (failed_) return *failed_;
     if (!link.ok()) return link.error();
     const std::uint64_t id = next_id_++;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "core/base/result.hpp"
+#include "os/hmac_sha256.hpp"
 #include "rendezvous/fd_limit.hpp"
 #include "rendezvous/protocol/admission.hpp"
 #include "rendezvous/protocol/join_accounting.hpp"
@@ -136,6 +137,7 @@ class Node final : public Transport {
     void log(const std::string& line) const;
 
     RendezvousConfig cfg_;
+    HmacKey secret_;  // cfg_.secret, keyed once for every handshake (tcp_auth.hpp)
     std::string host_;
     std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates
     std::string master_;  // "addr:port"
