@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -112,6 +113,17 @@ TEST(HmacKey, EachStartIsAFreshMacWithTheKey) {
             EXPECT_EQ(hex(first.finish()), c.mac_hex) << c.mac_hex << " round " << round;
             EXPECT_EQ(hex(second.finish()), hex(hmac_sha256(c.key, bytes("interleaved"))));
         }
+    }
+}
+
+// The rendezvous keys the step secret, text, once; keys longer than a block (RFC 4231's 131-byte
+// cases) are hashed first, as with bytes.
+TEST(HmacKey, FromTextIsTheSameKeyAsFromBytes) {
+    for (const HmacCase& c : rfc4231_cases()) {
+        const HmacKey key{std::string_view(c.key)};
+        HmacSha256 h = key.start();
+        h.update(bytes(c.data));
+        EXPECT_EQ(hex(h.finish()), c.mac_hex) << c.key.size() << "-byte key";
     }
 }
 
