@@ -3,12 +3,15 @@
 // `slurm-ddp env` both call: what reaches the variables and the table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/task/debug_env.hpp"
 #include "core/task/framework_env.hpp"
 #include "core/task/task_env.hpp"
+#include "core/task/trainer_env.hpp"
 #include "step_vars.hpp"
 
 using namespace sddp;
@@ -71,4 +74,44 @@ TEST(TrainerTaskEnv, DebugAndGlooHintsReachTheVariablesAndTheTable) {
         << t->table;
     EXPECT_FALSE(t->launcher);
     EXPECT_EQ(m["RANK"], "0");
+}
+
+// ---- the names it may add
+// ------------------------------------------------------------------------
+
+// trainer_variable_names() is the list the docs and the "untouched" checks rely on: whatever
+// option turns an addition on, the name it adds must be on it.
+TEST(TrainerEnv, EveryNameItAddsIsListed) {
+    auto v = task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
+    v["SLURM_SUBMIT_DIR"] = "/home/u";
+    v["SLURM_RESTART_COUNT"] = "1";
+    const StepFacts f = facts_of(v);
+    const std::vector<std::string> listed = trainer_variable_names();
+    std::set<std::string> added_somewhere;
+    for (const char* text : {"", "launcher", "torchelastic", "debug", "net-hints",
+                             "launcher,torchelastic,debug,net-hints"}) {
+        const DdpOptions o = opts_of(text);
+        auto launch = derive_launch_env(f, o, {});
+        ASSERT_TRUE(launch.ok()) << text << ": " << launch.error().message;
+        TrainerEnvInput in;
+        in.facts = &f;
+        in.launch = &*launch;
+        in.opts = &o;
+        in.env = map_env(v);
+        in.node_gpus = 4u;
+        in.gloo_ifname = "eth0";
+        auto t = derive_trainer_env(in);
+        ASSERT_TRUE(t.ok()) << text << ": " << t.error().message;
+        std::set<std::string> from_launch;
+        for (const auto& a : launch->vars) from_launch.insert(a.name);
+        for (const auto& a : t->vars) {
+            if (from_launch.count(a.name) != 0) continue;
+            added_somewhere.insert(a.name);
+            EXPECT_NE(std::find(listed.begin(), listed.end(), a.name), listed.end())
+                << "--ddp=" << text << " adds " << a.name
+                << ", which trainer_variable_names() does not list";
+        }
+    }
+    // Each option above added something: the loop checked names, not an empty set.
+    EXPECT_GE(added_somewhere.size(), 5u);
 }

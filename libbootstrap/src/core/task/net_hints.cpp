@@ -37,4 +37,9 @@ std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifn
     return out;
 }
 
+const std::vector<std::string>& socket_hint_variable_names() {
+    static const std::vector<std::string> names = {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
+    return names;
+}
+
 }  // namespace sddp

@@ -43,4 +43,7 @@ std::vector<EnvAssignment> gloo_hint_env(const std::optional<std::string>& ifnam
 // exported.
 std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifname);
 
+// The names socket_hint_env may set.
+const std::vector<std::string>& socket_hint_variable_names();
+
 }  // namespace sddp
