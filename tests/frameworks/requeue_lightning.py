@@ -25,8 +25,13 @@ class Slow(pl.LightningModule):
         super().__init__()
         self.layer = torch.nn.Linear(8, 4)
 
+    # Lightning 2.5-2.6 saves its checkpoint inside the SIGUSR1 handler, a collective: a rank
+    # that the signal finds blocked in the gradient all-reduce runs its handler only after it, while
+    # the other rank's handler already waits in the checkpoint's barrier, and the two hang
+    # (Lightning-AI/pytorch-lightning#21406). A step that is mostly sleep keeps the all-reduce, and
+    # so that window, a small part of each step.
     def training_step(self, batch, _):
-        time.sleep(0.05)
+        time.sleep(0.25)
         (x,) = batch
         return self.layer(x).pow(2).mean()
 
