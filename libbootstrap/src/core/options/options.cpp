@@ -648,6 +648,14 @@ const OptionSpec* find_option(std::string_view name) {
     return it == kOptions.end() ? nullptr : &*it;
 }
 
+std::vector<std::string> option_variable_names(std::string_view name) {
+    std::vector<std::string> out;
+    if (const OptionSpec* o = find_option(name)) {
+        for (const auto v : o->variables) out.emplace_back(v);
+    }
+    return out;
+}
+
 Result<DdpOptions> parse_user_options(std::string_view optarg) {
     const auto text = trim(optarg);
     if (text.empty() || text == "(null)") return DdpOptions{};

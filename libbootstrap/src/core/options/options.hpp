@@ -131,6 +131,8 @@ struct OptionConflict {
 std::span<const OptionSpec> option_table();
 std::span<const OptionConflict> option_conflicts();
 const OptionSpec* find_option(std::string_view name);
+// The variables the option table says option `name` sets (none for an unknown name).
+std::vector<std::string> option_variable_names(std::string_view name);
 
 // The value of `--ddp`: nullptr/empty/"(null)" (a bare `#SBATCH --ddp`) mean "on, defaults".
 Result<DdpOptions> parse_user_options(std::string_view optarg);

@@ -8,13 +8,7 @@ namespace sddp {
 
 // The option table declares the variables `debug` sets (for help and the docs too): one list.
 const std::vector<std::string>& debug_variable_names() {
-    static const std::vector<std::string> kNames = [] {
-        std::vector<std::string> out;
-        if (const OptionSpec* o = find_option("debug")) {
-            for (const auto v : o->variables) out.emplace_back(v);
-        }
-        return out;
-    }();
+    static const std::vector<std::string> kNames = option_variable_names("debug");
     return kNames;
 }
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/task/net_hints.hpp"
 
+#include "core/options/options.hpp"
+
 namespace sddp {
 
 std::optional<std::string> net_hint_peer(const StepFacts& f, const LaunchEnv& launch) {
@@ -37,9 +39,9 @@ std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifn
     return out;
 }
 
-const std::vector<std::string>& socket_hint_variable_names() {
-    static const std::vector<std::string> names = {"GLOO_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME"};
-    return names;
+const std::vector<std::string>& net_hints_variable_names() {
+    static const std::vector<std::string> kNames = option_variable_names("net-hints");
+    return kNames;
 }
 
 }  // namespace sddp

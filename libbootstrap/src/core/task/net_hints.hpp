@@ -43,7 +43,8 @@ std::vector<EnvAssignment> gloo_hint_env(const std::optional<std::string>& ifnam
 // exported.
 std::vector<EnvAssignment> socket_hint_env(const std::optional<std::string>& ifname);
 
-// The names socket_hint_env may set.
-const std::vector<std::string>& socket_hint_variable_names();
+// The names --ddp=net-hints may set, as the option table lists them: socket_hint_env's, and
+// UCX_NET_DEVICES, which the GPU binding sets.
+const std::vector<std::string>& net_hints_variable_names();
 
 }  // namespace sddp

@@ -14,7 +14,7 @@ std::vector<std::string> trainer_variable_names() {
     std::vector<std::string> out;
     for (const auto* list :
          {&launcher_variable_names(), &framework_variable_names(), &debug_variable_names(),
-          &cluster_spec_variable_names(), &socket_hint_variable_names()})
+          &cluster_spec_variable_names(), &net_hints_variable_names()})
         out.insert(out.end(), list->begin(), list->end());
     out.emplace_back(contract::kHostfileVar);
     return out;
