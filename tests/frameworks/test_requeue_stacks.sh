@@ -38,12 +38,21 @@ JOB
 
 count() { find "$1" -maxdepth 1 -name "$2" | wc -l; }
 has() { [ "$(count "$1" "$2")" -ge "$3" ]; }  # has DIR PATTERN N: at least N such files
-restarted() { [ "$(job_field "$1" Restarts)" = 1 ]; }
-# finished JOB: the job ended (or slurmctld forgot it: MinJobAge); records the Restarts it saw.
+# Every poll of a job records the Restarts it saw, for most_restarts: slurmctld forgets an ended
+# job within seconds (MinJobAge), so the last look may find nothing.
+seen_restarts() { job_field "$1" Restarts | tee -a "$W/restarts.$1"; }
+restarted() { [ "$(seen_restarts "$1")" = 1 ]; }
+# finished JOB: the job ended (or slurmctld forgot it).
 finished() {
-    job_field "$1" Restarts >>"$W/restarts.$1"
+    seen_restarts "$1" >/dev/null
     state=$(job_field "$1" JobState)
     [ -z "$state" ] || [[ $state =~ ^(COMPLETED|FAILED|CANCELLED|TIMEOUT)$ ]]
+}
+# Both jobs polled on every round: one may end, and be forgotten, while the other still runs.
+all_finished() {
+    local j rc=0
+    for j in "$@"; do finished "$j" || rc=1; done
+    return $rc
 }
 most_restarts() { sort -n "$W/restarts.$1" 2>/dev/null | tail -1; }
 steps_of() { find "$1" -maxdepth 1 -name "$2" -printf '%f\n' | awk -F. '{ print $4 }' | sort -n | uniq | tr '\n' ' '; }
@@ -79,9 +88,10 @@ expect_eq "torchrun: the 4 workers agreed on one step and saved there (torchrun 
 [ -s "$W/t/torch.ckpt" ] && pass "torchrun: rank 0 wrote torch.ckpt" || fail "torchrun: no torch.ckpt: $(tail -30 "$W/torchrun.out")"
 
 # The second run: Slurm starts a requeued job only after its requeue delay.
+wait_for 300 all_finished "$light" "$torch" || true  # each job's verdict follows
 for j in "$light" "$torch"; do
-    if wait_for 300 finished "$j"; then
-        pass "job $j: second run ended ${state:-and was purged} $((SECONDS - t_signal)) s after the signal"
+    if finished "$j"; then
+        pass "job $j: second run ended ${state:-and was purged} by $((SECONDS - t_signal)) s after the signal"
     else
         fail "job $j: no second run within 300 s: $(job_field "$j" JobState) $(job_field "$j" Reason)"
     fi
