@@ -86,7 +86,9 @@ run_ctest() {
         reasons+=("$name:")
         while IFS= read -r l; do reasons+=("  $l"); done < <(
             sed -n '/The following tests FAILED:/,/^Errors while running/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*//' | head -20
-            grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20)
+            grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20
+            # The cluster tests' own verdicts: each FAIL line and the 3 lines of evidence after it.
+            awk '/^FAIL: / { left = 4 } left > 0 { print substr($0, 1, 240); left-- }' "$log" | head -40)
     fi
     rm -f "$log"
     [ "$rc" -eq 0 ] || problems+=("ctest exited with status $rc")

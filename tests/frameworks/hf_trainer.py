@@ -33,8 +33,9 @@ def main():
     torch.manual_seed(0)
     config = GPT2Config(vocab_size=64, n_positions=16, n_embd=32, n_layer=2, n_head=2)
     model = GPT2LMHeadModel(config)
+    out_dir = tempfile.TemporaryDirectory(prefix="hf-trainer-")
     args = TrainingArguments(
-        output_dir=tempfile.mkdtemp(prefix="hf-trainer-"),
+        output_dir=out_dir.name,
         use_cpu=True,
         report_to=[],
         save_strategy="no",
@@ -63,6 +64,7 @@ def main():
         backend=dist.get_backend(),
     )
     dist.destroy_process_group()
+    out_dir.cleanup()
 
 
 if __name__ == "__main__":

@@ -17,13 +17,13 @@ timeout 900 "$VENV/bin/python" -c 'from deepspeed.accelerator import get_acceler
 echo "deepspeed shm comm op ready in $((SECONDS - t0)) s"
 
 out=$(SRUN_TIMEOUT=170 srun_t --ddp -N2 --ntasks-per-node=2 "$VENV/bin/python" "$TRAIN" --stage 0 --name ds-zero0 2>&1) ||
-    { fail "srun --ddp deepspeed_train.py --stage 0 failed:"; tail -40 <<<"$out"; }
+    { fail_run "srun --ddp deepspeed_train.py --stage 0" $? "$out"; }
 check_stack "DeepSpeed init_distributed()+initialize() ZeRO 0 under srun --ddp" "$out" 4
 expect_eq "ZeRO 0: CPU accelerator, gloo (no oneCCL), 3 steps, on every rank" \
     "$(grep '^STACK ' <<<"$out" | grep -c ' accelerator=cpu backend=gloo zero=0 steps=3 ')" 4
 
 out=$(SRUN_TIMEOUT=170 srun_t --ddp -N2 --ntasks-per-node=2 "$VENV/bin/python" "$TRAIN" --stage 1 --backend gloo --name ds-zero1 2>&1) ||
-    { fail "srun --ddp deepspeed_train.py --stage 1 --backend gloo failed:"; tail -40 <<<"$out"; }
+    { fail_run "srun --ddp deepspeed_train.py --stage 1 --backend gloo" $? "$out"; }
 check_stack "DeepSpeed init_distributed(dist_backend=gloo), ZeRO 1 under srun --ddp" "$out" 4
 expect_eq "ZeRO 1: 3 steps on every rank" "$(grep '^STACK ' <<<"$out" | grep -c ' backend=gloo zero=1 steps=3 ')" 4
 
@@ -37,7 +37,7 @@ exec "$VENV/bin/deepspeed" --no_ssh --hostfile "$SLURM_DDP_HOSTFILE" --node_rank
     --master_addr "$PET_MASTER_ADDR" --master_port "$PET_MASTER_PORT" "$TRAIN" --name ds-launcher'
 out=$(HOSTS_DIR=$tmp VENV=$VENV TRAIN=$TRAIN SRUN_TIMEOUT=170 \
     srun_t --ddp=launcher,hostfile,nproc=2 -N2 -n2 --ntasks-per-node=1 bash -c "$script" 2>&1) ||
-    { fail "srun --ddp=launcher,hostfile deepspeed --no_ssh failed:"; tail -40 <<<"$out"; }
+    { fail_run "srun --ddp=launcher,hostfile deepspeed --no_ssh" $? "$out"; }
 check_stack "deepspeed launcher per node (--no_ssh) under srun --ddp=launcher,hostfile,nproc=2" "$out" 4
 expect_eq "--ddp=hostfile gave the launcher rank 0's node first, nproc slots" \
     "$(cat "$tmp/hosts.0" "$tmp/hosts.1" 2>/dev/null | tr '\n' ' ')" "n1 slots=2 n2 slots=2 n1 slots=2 n2 slots=2 "

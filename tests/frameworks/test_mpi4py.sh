@@ -19,7 +19,7 @@ check_mpi() {
 for dist in block cyclic; do
     out=$(SRUN_TIMEOUT=150 srun_t --mpi=pmix --ddp -N2 --ntasks-per-node=2 -m "$dist" \
         "$VENV/bin/python" "$FW_DIR/mpi_allreduce.py" 2>&1) ||
-        { fail "srun --mpi=pmix --ddp -m $dist mpi_allreduce.py failed:"; tail -40 <<<"$out"; continue; }
+        { fail_run "srun --mpi=pmix --ddp -m $dist mpi_allreduce.py" $? "$out"; continue; }
     check_stack "mpi4py + torch gloo under srun --mpi=pmix --ddp -m $dist" "$out" 4
     check_mpi "mpi4py under srun --mpi=pmix --ddp -m $dist" "$out"
 done

@@ -6,7 +6,7 @@ source "$(dirname "$0")/stack_lib.sh"
 VENV=$(stack_env torch)
 
 out=$(SRUN_TIMEOUT=170 srun_t --ddp -N2 --ntasks-per-node=2 "$VENV/bin/python" "$FW_DIR/hf_trainer.py" 2>&1) ||
-    { fail "srun --ddp hf_trainer.py failed:"; tail -40 <<<"$out"; finish; }
+    { fail_run "srun --ddp hf_trainer.py" $? "$out"; finish; }
 check_stack "Transformers Trainer under srun --ddp" "$out" 4
 
 # What the Trainer itself believes, beside what the process group says.

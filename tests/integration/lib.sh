@@ -34,6 +34,14 @@ use_plugin() { bash "$CLUSTER" plugin "$PLUGIN" "$@" >/dev/null; }
 no_plugin() { bash "$CLUSTER" plugin none >/dev/null; }
 trap 'use_plugin' EXIT
 
+# fail_run WHAT RC OUTPUT: a command that failed, with its exit status (124: srun_t's timeout) and
+# the last error line on the FAIL line itself, which a truncated CI log keeps; then its output's tail.
+fail_run() {
+    local why="exit status $2"
+    [ "$2" -ne 124 ] || why="exit status 124: its time limit ran out"
+    fail "$1 failed ($why): $(grep -E 'Error|error:|Traceback|[Tt]imed out|refused|FAIL' <<<"$3" | tail -1 | cut -c1-200)"
+    tail -40 <<<"$3"
+}
 expect_eq() {  # expect_eq WHAT ACTUAL EXPECTED
     if [ "$2" == "$3" ]; then pass "$1"; else fail "$1: got '$2', expected '$3'"; fi
 }
@@ -55,9 +63,19 @@ wait_for() {  # wait_for SECONDS COMMAND...: poll every 0.5 s until COMMAND succ
 }
 # One field of `scontrol show job` (Restarts, JobState...), empty once the job is gone.
 job_field() { scontrol show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -1; }
+# A test starts on an idle cluster: a job an earlier test left behind would hold the nodes this
+# test's steps then wait for. Such jobs are named on the test's output and cancelled.
+queue_empty() { [ -z "$(squeue -h -o %i 2>/dev/null)" ]; }
+settle_queue() {
+    wait_for 20 queue_empty && return 0
+    echo "note: jobs an earlier test left, cancelled: $(squeue -h -o '%i %j %T %M' | paste -sd';')"
+    squeue -h -o %i | xargs -r scancel
+    wait_for 30 queue_empty || echo "note: still in the queue: $(squeue -h -o '%i %j %T' | paste -sd';')"
+}
 field_of_rank() { awk -v r="$1" -v f="$2" '$1 == "task" && $2 == r { print $f }' <<<"$3"; }
 
 use_plugin
+settle_queue
 
 # check_world OUTPUT NTASKS NNODES MASTER: every invariant of a --ddp step, from the tasks' lines.
 check_world() {
