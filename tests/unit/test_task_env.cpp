@@ -343,7 +343,9 @@ TEST(TaskEnv, ContainerMasterIsReplacedAsWithOverride) {
     ASSERT_EQ(replaced->notes.size(), 1u);
     EXPECT_NE(replaced->notes[0].find("appeared after launch"), std::string::npos);
     for (const auto& v : replaced->vars) {
-        if (v.name == "MASTER_ADDR" || v.name == "MASTER_PORT") EXPECT_FALSE(v.keep_existing);
+        if (v.name == "MASTER_ADDR" || v.name == "MASTER_PORT") {
+            EXPECT_FALSE(v.keep_existing);
+        }
     }
     // srun carried them (the user's), or nobody knows (the CLI): the user's values stay.
     for (const std::optional<bool> at_launch : {std::optional<bool>(true), std::optional<bool>()}) {

@@ -41,6 +41,11 @@ Result<wire::Nonce> make_nonce();
 // (HmacKey(cfg.secret)): a handshake then costs its messages' compressions only, not two more
 // per MAC to set the key up again.
 
+// The step tag as the hello carries it and every proof covers it: cut to the wire's limit.
+inline std::string wire_tag(const RendezvousConfig& cfg) {
+    return cfg.step_tag.substr(0, wire::kMaxTagSize);
+}
+
 wire::Mac client_proof(const HmacKey& secret, const wire::Nonce& server_nonce,
                        const wire::Hello& hello);
 

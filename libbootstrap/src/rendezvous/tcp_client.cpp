@@ -150,7 +150,7 @@ wire::Hello make_hello(const RendezvousConfig& cfg, const HmacKey& secret, const
     hello.local_rank = cfg.local_rank;
     hello.local_world_size = cfg.local_world_size;
     hello.node_rank = cfg.node_rank;
-    hello.step_tag = cfg.step_tag.substr(0, wire::kMaxTagSize);
+    hello.step_tag = wire_tag(cfg);
     hello.host = host.substr(0, wire::kMaxHostSize);
     hello.client_nonce = client_nonce;
     hello.mac = client_proof(secret, challenge.server_nonce, hello);
