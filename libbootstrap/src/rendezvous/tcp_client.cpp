@@ -275,7 +275,11 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     // found soon after it listens.
     const std::chrono::microseconds first(target.local ? 250 : 1000);
     std::chrono::microseconds backoff = first;
+    // Why the last attempt failed. A refused connect is the common miss (the parent is not
+    // listening yet) and is only reported if time runs out: its errno is kept and turned into
+    // text then, since strerror's locale look-up costs a fresh rank more than the connect did.
     std::string last_why = "no attempt finished";
+    int last_connect_errno = 0;
     std::vector<SocketAddress> addrs;
     // A node leader binds its local socket before anything else, and a leader that gives up
     // tells its waiting locals why. So once a connect to it has succeeded, a refused one means
@@ -302,6 +306,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                                      r.error().message);
             } else {
                 last_why = r.error().message;  // DNS may not be ready yet on a fresh node
+                last_connect_errno = 0;
             }
         }
         for (const SocketAddress& to : addrs) {
@@ -316,12 +321,12 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                       "or was killed (see its log)");
             }
             if (!c.fd.valid()) {
-                last_why = errno_text(c.err);
                 if (!retryable_connect_error(c.err)) {
                     return make_error(Errc::io, "rank " + std::to_string(cfg.rank) +
                                                     " cannot connect to " + target.description +
-                                                    ": " + last_why);
+                                                    ": " + errno_text(c.err));
                 }
+                last_connect_errno = c.err;
                 continue;
             }
             if (target.local) {
@@ -334,6 +339,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                              *foreign);
                     unproven_answer = a.unproven;
                     last_why = a.why;
+                    last_connect_errno = 0;
                     continue;
                 }
             }
@@ -347,6 +353,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
             }
             if (a.unproven) unproven_answer = a.unproven;
             last_why = a.why;
+            last_connect_errno = 0;
         }
         const auto now = Clock::now();
         if (now >= deadline) break;
@@ -382,6 +389,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 "port), or rank 0 runs with a different " +
                 std::string(contract::kSecretVar) + " or slurm-ddp version than this rank");
     }
+    if (last_connect_errno != 0) last_why = errno_text(last_connect_errno);
     return make_error(Errc::timeout,
                       "rank " + std::to_string(cfg.rank) + " could not reach " +
                           target.description + " within " + secs + " s (last error: " + last_why +
