@@ -96,6 +96,23 @@ bool retryable_connect_error(int err) {
     }
 }
 
+// Why the last attempt failed, for the message when time runs out. A refused connect is the
+// common miss (the parent is not listening yet): its errno is kept and turned into text only
+// then, since strerror's locale look-up costs a fresh rank more than the connect did.
+class LastMiss {
+  public:
+    void set(std::string why) {
+        why_ = std::move(why);
+        errno_ = 0;
+    }
+    void set_errno(int err) { errno_ = err; }
+    std::string text() const { return errno_ != 0 ? errno_text(errno_) : why_; }
+
+  private:
+    std::string why_ = "no attempt finished";
+    int errno_ = 0;
+};
+
 Attempt retry_because(std::string why) {
     Attempt a;
     a.retry = true;
@@ -275,11 +292,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     // found soon after it listens.
     const std::chrono::microseconds first(target.local ? 250 : 1000);
     std::chrono::microseconds backoff = first;
-    // Why the last attempt failed. A refused connect is the common miss (the parent is not
-    // listening yet) and is only reported if time runs out: its errno is kept and turned into
-    // text then, since strerror's locale look-up costs a fresh rank more than the connect did.
-    std::string last_why = "no attempt finished";
-    int last_connect_errno = 0;
+    LastMiss last_miss;
     std::vector<SocketAddress> addrs;
     // A node leader binds its local socket before anything else, and a leader that gives up
     // tells its waiting locals why. So once a connect to it has succeeded, a refused one means
@@ -305,8 +318,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                                      " cannot reach " + target.description + ": " +
                                                      r.error().message);
             } else {
-                last_why = r.error().message;  // DNS may not be ready yet on a fresh node
-                last_connect_errno = 0;
+                last_miss.set(r.error().message);  // DNS may not be ready yet on a fresh node
             }
         }
         for (const SocketAddress& to : addrs) {
@@ -326,7 +338,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                                     " cannot connect to " + target.description +
                                                     ": " + errno_text(c.err));
                 }
-                last_connect_errno = c.err;
+                last_miss.set_errno(c.err);
                 continue;
             }
             if (target.local) {
@@ -338,8 +350,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                                          "node leader: " +
                                              *foreign);
                     unproven_answer = a.unproven;
-                    last_why = a.why;
-                    last_connect_errno = 0;
+                    last_miss.set(a.why);
                     continue;
                 }
             }
@@ -352,8 +363,7 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 return std::move(*a.link);
             }
             if (a.unproven) unproven_answer = a.unproven;
-            last_why = a.why;
-            last_connect_errno = 0;
+            last_miss.set(a.why);
         }
         const auto now = Clock::now();
         if (now >= deadline) break;
@@ -389,10 +399,10 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
                 "port), or rank 0 runs with a different " +
                 std::string(contract::kSecretVar) + " or slurm-ddp version than this rank");
     }
-    if (last_connect_errno != 0) last_why = errno_text(last_connect_errno);
     return make_error(Errc::timeout,
                       "rank " + std::to_string(cfg.rank) + " could not reach " +
-                          target.description + " within " + secs + " s (last error: " + last_why +
+                          target.description + " within " + secs +
+                          " s (last error: " + last_miss.text() +
                           "); is rank 0 running, and are MASTER_ADDR and the port (--ddp=port=N "
                           "or MASTER_PORT) the same on every rank?");
 }

@@ -343,8 +343,7 @@ void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello*
     // Best effort: a reject is tiny and the socket buffer empty, so one write sends it whole.
     wire::Reject reject{reason, {}};
     if (hello != nullptr) {
-        reject.mac =
-            reject_proof(secret_, wire_tag(cfg_), hello->client_nonce, link.server_nonce, reason);
+        reject.mac = reject_proof(secret_, tag_, hello->client_nonce, link.server_nonce, reason);
     }
     link.conn.send(wire::encode_reject(reject));
     link.conn.flush();
@@ -353,13 +352,12 @@ void Node::refuse(Link& link, const std::string& full_reason, const wire::Hello*
 }
 
 bool Node::proves_step(const Link& link, const wire::Hello& h) const {
-    return h.step_tag == wire_tag(cfg_) &&
+    return h.step_tag == tag_ &&
            constant_time_equal(client_proof(secret_, link.server_nonce, h), h.mac);
 }
 
 std::optional<std::string> Node::check_hello(const Link& link, const wire::Hello& h) const {
-    const std::string tag = wire_tag(cfg_);
-    if (h.step_tag != tag) {
+    if (h.step_tag != tag_) {
         // Not this step's tag in return: a prober learns nothing about the step it reached.
         return "step tag mismatch: the peer belongs to another step ('" +
                wire::printable(h.step_tag, 64) + "')";
@@ -411,10 +409,10 @@ void Node::welcome(Link& link, const wire::Hello& h) {
     wire::Welcome w;
     w.rank = cfg_.rank;
     w.host = host_.substr(0, wire::kMaxHostSize);  // what encode_welcome sends: what is proven
-    w.mac = server_proof(secret_, wire_tag(cfg_), h.client_nonce, link.server_nonce, h.rank,
-                         cfg_.rank, w.host);
+    w.mac =
+        server_proof(secret_, tag_, h.client_nonce, link.server_nonce, h.rank, cfg_.rank, w.host);
     send_to(link, std::make_shared<const Bytes>(wire::encode_welcome(w)));
-    link.conn.seal(session_key(secret_, wire_tag(cfg_), h.client_nonce, link.server_nonce), false);
+    link.conn.seal(session_key(secret_, tag_, h.client_nonce, link.server_nonce), false);
 }
 
 void Node::accept_child(Link& link, const wire::Hello& h) {

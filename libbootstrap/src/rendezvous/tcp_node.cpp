@@ -94,7 +94,8 @@ std::string seconds_text(Clock::duration d) {
     return buf;
 }
 
-Node::Node(const RendezvousConfig& cfg) : cfg_(cfg), secret_(std::string_view(cfg.secret)) {
+Node::Node(const RendezvousConfig& cfg)
+    : cfg_(cfg), secret_(std::string_view(cfg.secret)), tag_(wire_tag(cfg)) {
     host_ = hostname_or(cfg.host);
     self_ = "rank " + std::to_string(cfg.rank) + " (" + host_ + ")";
     master_ = cfg.master_addr + ":" + std::to_string(cfg.master_port);

@@ -137,7 +137,8 @@ class Node final : public Transport {
     void log(const std::string& line) const;
 
     RendezvousConfig cfg_;
-    HmacKey secret_;  // cfg_.secret, keyed once for every handshake (tcp_auth.hpp)
+    HmacKey secret_;   // cfg_.secret, keyed once for every handshake (tcp_auth.hpp)
+    std::string tag_;  // wire_tag(cfg_): what every handshake's proofs cover
     std::string host_;
     std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates
     std::string master_;  // "addr:port"
