@@ -9,7 +9,8 @@
 // every child at once. Each child runs the rendezvous and writes CLOCK_MONOTONIC after it holds the
 // id and after the allgather into a shared-memory slot. Reported: max(completion) - start over all
 // ranks. Children then wait on a second pipe so no connection closes before every rank has
-// finished.
+// finished. At each N the variants take turns, one repetition each, so that a machine whose speed
+// drifts during the run weighs on all of them alike.
 //
 // Variants:
 //   ours-2level  make_tcp_transport with a 32-byte secret (authenticated), N/8 "nodes" of 8
@@ -484,6 +485,94 @@ double median(std::vector<double> v) {
     return k % 2 ? v[k / 2] : (v[k / 2 - 1] + v[k / 2]) / 2;
 }
 
+bool known_variant(const std::string& v) {
+    return v == "floor" || v == "floor-prelisten" || v == "ours-2level" || v == "ours-flat" ||
+           v == "ours-preflight" || v == "ours-tree";
+}
+
+// One repetition of variant `v` with N ranks: what each rank runs. floor-prelisten's listener,
+// opened here before the fork, is returned in *prelistened for the caller to close.
+std::function<void(int, Slot&)> make_body(const std::string& v, int n, int rep, int fanout,
+                                          int* prelistened) {
+    if (v == "floor-prelisten") {
+        const std::uint16_t port = free_port();
+        const int l = listen_loopback(port);
+        *prelistened = l;
+        return [n, port, l](int rank, Slot& s) { run_floor(n, port, rank, s, l); };
+    }
+    if (v == "floor") {
+        const std::uint16_t port = free_port();
+        return [n, port](int rank, Slot& s) { run_floor(n, port, rank, s); };
+    }
+    OursJob job;
+    job.world = n;
+    job.per_node = v == "ours-flat" ? 1 : std::min(8, n);
+    job.preflight = v == "ours-preflight";
+    job.port = free_port();
+    if (v == "ours-tree") {
+        job.fanout = fanout;
+        job.leader_ports.push_back(job.port);
+        const int nodes = (n + job.per_node - 1) / job.per_node;
+        while (static_cast<int>(job.leader_ports.size()) < nodes) {
+            const std::uint16_t p = free_port();
+            if (std::find(job.leader_ports.begin(), job.leader_ports.end(), p) ==
+                job.leader_ports.end()) {
+                job.leader_ports.push_back(p);
+            }
+        }
+    }
+    auto sec = sddp::random_bytes(32);
+    job.secret = sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
+    job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." + std::to_string(n) +
+                   "." + std::to_string(rep);
+    return [job](int rank, Slot& s) { run_ours(job, rank, s); };
+}
+
+// The samples of one variant at one N, and its table row and RESULT line.
+struct Series {
+    std::vector<double> ids, ags, cids, cags, tcpu, tcpu_id;
+    std::string last_why;
+
+    bool add(const Sample& s) {
+        if (!s.ok) {
+            last_why = s.why;
+            return false;
+        }
+        ids.push_back(s.id);
+        ags.push_back(s.ag);
+        cids.push_back(s.root_cpu_id);
+        cags.push_back(s.root_cpu_ag);
+        tcpu.push_back(s.total_cpu);
+        tcpu_id.push_back(s.total_cpu_id);
+        return true;
+    }
+
+    void print(const std::string& v, int n, int reps) const {
+        if (ids.empty()) {
+            std::printf("%-12s %6d %d/%d  FAILED: %s\n", v.c_str(), n, 0, reps, last_why.c_str());
+            std::printf("RESULT impl=%s n=%d reps=%d ok=0\n", v.c_str(), n, reps);
+            std::fflush(stdout);
+            return;
+        }
+        const auto [imin, imax] = std::minmax_element(ids.begin(), ids.end());
+        const auto [amin, amax] = std::minmax_element(ags.begin(), ags.end());
+        char c1[64], c2[64];
+        std::snprintf(c1, sizeof c1, "%.2f (%.2f-%.2f)", median(ids) * 1e3, *imin * 1e3,
+                      *imax * 1e3);
+        std::snprintf(c2, sizeof c2, "%.2f (%.2f-%.2f)", median(ags) * 1e3, *amin * 1e3,
+                      *amax * 1e3);
+        std::printf("%-12s %6d %d/%d  %-28s %-28s\n", v.c_str(), n, static_cast<int>(ids.size()),
+                    reps, c1, c2);
+        std::printf(
+            "RESULT impl=%s n=%d reps=%d ok=%zu id_med=%.6f id_min=%.6f id_max=%.6f "
+            "ag_med=%.6f ag_min=%.6f ag_max=%.6f root_cpu_id=%.6f root_cpu_ag=%.6f "
+            "total_cpu=%.6f total_cpu_id=%.6f\n",
+            v.c_str(), n, reps, ids.size(), median(ids), *imin, *imax, median(ags), *amin, *amax,
+            median(cids), median(cags), median(tcpu), median(tcpu_id));
+        std::fflush(stdout);
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -542,96 +631,38 @@ int main(int argc, char** argv) {
     std::printf("%-12s %6s %4s  %-28s %-28s\n", "impl", "N", "ok", "id: median (min-max) ms",
                 "allgather: median (min-max) ms");
     std::fflush(stdout);
+    const std::vector<std::string> vs = split(variants);
+    for (const std::string& v : vs) {
+        if (!known_variant(v)) {
+            std::fprintf(stderr, "unknown variant %s\n", v.c_str());
+            return 2;
+        }
+    }
     int failures = 0;
-    for (const std::string& v : split(variants)) {
-        for (const std::string& nstr : split(ns)) {
-            const int n = std::atoi(nstr.c_str());
-            if (n < 2) continue;
-            const int r_here = n >= 1024 ? std::min(reps, reps_large) : reps;
-            std::vector<double> ids, ags, cids, cags, tcpu, tcpu_id;
-            std::string last_why;
-            for (int rep = 0; rep < r_here; ++rep) {
-                std::function<void(int, Slot&)> body;
+    for (const std::string& nstr : split(ns)) {
+        const int n = std::atoi(nstr.c_str());
+        if (n < 2) continue;
+        const int r_here = n >= 1024 ? std::min(reps, reps_large) : reps;
+        // Repetition by repetition, every variant in turn: a machine whose speed drifts over
+        // the minutes of a run slows every variant alike, so their ratio stays like with like.
+        std::vector<Series> series(vs.size());
+        for (int rep = 0; rep < r_here; ++rep) {
+            for (std::size_t i = 0; i < vs.size(); ++i) {
+                const std::string& v = vs[i];
                 int prelistened = -1;
-                if (v == "floor-prelisten") {
-                    const std::uint16_t port = free_port();
-                    prelistened = listen_loopback(port);
-                    body = [n, port, prelistened](int rank, Slot& s) {
-                        run_floor(n, port, rank, s, prelistened);
-                    };
-                } else if (v == "floor") {
-                    const std::uint16_t port = free_port();
-                    body = [n, port](int rank, Slot& s) { run_floor(n, port, rank, s); };
-                } else if (v == "ours-2level" || v == "ours-flat" || v == "ours-preflight" ||
-                           v == "ours-tree") {
-                    OursJob job;
-                    job.world = n;
-                    job.per_node = v == "ours-flat" ? 1 : std::min(8, n);
-                    job.preflight = v == "ours-preflight";
-                    job.port = free_port();
-                    if (v == "ours-tree") {
-                        job.fanout = fanout;
-                        job.leader_ports.push_back(job.port);
-                        const int nodes = (n + job.per_node - 1) / job.per_node;
-                        while (static_cast<int>(job.leader_ports.size()) < nodes) {
-                            const std::uint16_t p = free_port();
-                            if (std::find(job.leader_ports.begin(), job.leader_ports.end(), p) ==
-                                job.leader_ports.end()) {
-                                job.leader_ports.push_back(p);
-                            }
-                        }
-                    }
-                    auto sec = sddp::random_bytes(32);
-                    job.secret =
-                        sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
-                    job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." +
-                                   std::to_string(n) + "." + std::to_string(rep);
-                    body = [job](int rank, Slot& s) { run_ours(job, rank, s); };
-                } else {
-                    std::fprintf(stderr, "unknown variant %s\n", v.c_str());
-                    return 2;
-                }
+                const std::function<void(int, Slot&)> body =
+                    make_body(v, n, rep, fanout, &prelistened);
                 Sample s = run_once(n, body, limit_s);
                 if (prelistened >= 0) ::close(prelistened);
-                if (s.ok) {
-                    ids.push_back(s.id);
-                    ags.push_back(s.ag);
-                    cids.push_back(s.root_cpu_id);
-                    cags.push_back(s.root_cpu_ag);
-                    tcpu.push_back(s.total_cpu);
-                    tcpu_id.push_back(s.total_cpu_id);
-                } else {
-                    last_why = s.why;
+                if (!series[i].add(s)) {
                     ++failures;
                     std::fprintf(stderr, "%s N=%d rep %d failed: %s\n", v.c_str(), n, rep,
                                  s.why.c_str());
                 }
                 ::usleep(50000);
             }
-            if (ids.empty()) {
-                std::printf("%-12s %6d %d/%d  FAILED: %s\n", v.c_str(), n, 0, r_here,
-                            last_why.c_str());
-                std::printf("RESULT impl=%s n=%d reps=%d ok=0\n", v.c_str(), n, r_here);
-                std::fflush(stdout);
-                continue;
-            }
-            const auto [imin, imax] = std::minmax_element(ids.begin(), ids.end());
-            const auto [amin, amax] = std::minmax_element(ags.begin(), ags.end());
-            char c1[64], c2[64];
-            std::snprintf(c1, sizeof c1, "%.2f (%.2f-%.2f)", median(ids) * 1e3, *imin * 1e3,
-                          *imax * 1e3);
-            std::snprintf(c2, sizeof c2, "%.2f (%.2f-%.2f)", median(ags) * 1e3, *amin * 1e3,
-                          *amax * 1e3);
-            std::printf("%-12s %6d %d/%d  %-28s %-28s\n", v.c_str(), n,
-                        static_cast<int>(ids.size()), r_here, c1, c2);
-            std::printf(
-                "RESULT impl=%s n=%d reps=%d ok=%zu id_med=%.6f id_min=%.6f id_max=%.6f "
-                "ag_med=%.6f ag_min=%.6f ag_max=%.6f root_cpu_id=%.6f root_cpu_ag=%.6f "
-                "total_cpu=%.6f total_cpu_id=%.6f\n",
-                v.c_str(), n, r_here, ids.size(), median(ids), *imin, *imax, median(ags), *amin,
-                *amax, median(cids), median(cags), median(tcpu), median(tcpu_id));
-            std::fflush(stdout);
         }
+        for (std::size_t i = 0; i < vs.size(); ++i) series[i].print(vs[i], n, r_here);
     }
     return failures ? 1 : 0;
 }
