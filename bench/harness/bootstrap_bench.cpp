@@ -523,8 +523,8 @@ std::function<void(int, Slot&)> make_body(const std::string& v, int n, int rep, 
     }
     auto sec = sddp::random_bytes(32);
     job.secret = sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
-    job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." + std::to_string(n) +
-                   "." + std::to_string(rep);
+    job.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." + std::to_string(n) + "." +
+                   std::to_string(rep);
     return [job](int rank, Slot& s) { run_ours(job, rank, s); };
 }
 

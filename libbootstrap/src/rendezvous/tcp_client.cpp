@@ -63,8 +63,8 @@ short wait_ready(const JoinWait& wait, int fd, short events, Clock::time_point u
 Result<std::optional<OwnedFrame>> read_frame(Connection& c, Clock::time_point deadline, bool* eof,
                                              const JoinWait& wait) {
     for (;;) {
-        SDDP_TRY(f, c.next_frame(wire::kMaxHandshakePayload));
-        if (f) return std::move(f);
+        Result<std::optional<OwnedFrame>> f = c.next_frame(wire::kMaxHandshakePayload);
+        if (!f.ok() || f->has_value()) return f;  // an error or a whole frame
         if (c.eof()) {
             *eof = true;
             return std::optional<OwnedFrame>();
