@@ -25,8 +25,9 @@ tree=$(mktemp -d)
 trap 'git -C "$ROOT" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
 git -C "$ROOT" worktree add --detach --force "$tree" HEAD >/dev/null 2>&1
 git -C "$tree" apply "$PATCH"
+# Configured as bench/run.sh configures build-bench, so the committed arm is the harness's ours.
 cmake -S "$tree" -B "$tree/build" -DSDDP_BUILD_BENCH=ON -DSDDP_BUILD_EXAMPLES=OFF \
-    -DCMAKE_BUILD_TYPE=Release >/dev/null
+    -DSDDP_BUILD_TESTS=OFF -DCMAKE_BUILD_TYPE="${SDDP_BENCH_BUILD_TYPE:-RelWithDebInfo}" >/dev/null
 cmake --build "$tree/build" -j"$(nproc)" --target bootstrap_bench >/dev/null
 bench=$tree/build/bench/bootstrap_bench
 
