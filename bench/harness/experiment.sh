@@ -13,6 +13,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 PATCH=$(realpath "${1:?usage: experiment.sh PATCH VARIABLE}")
 VAR=${2:?usage: experiment.sh PATCH VARIABLE}
+[[ -f $PATCH ]] || { echo "experiment.sh: no patch at $PATCH" >&2; exit 2; }
 NS=${NS:-8,64}
 REPS=${REPS:-21}
 PAIRS=${PAIRS:-5}
