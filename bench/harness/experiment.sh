@@ -6,7 +6,9 @@
 # binary and take turns (committed path, patched path, committed, ...) as bootstrap_bench's
 # variants take turns inside a run. Each run also measures floor-prelisten, so each arm's ratio to
 # the best floor comes from the same minute.
-#   bash bench/harness/experiment.sh PATCH VARIABLE > bench/results/<name>.txt
+#   bash bench/harness/experiment.sh PATCH VARIABLE > RAW
+# (RAW a new file, copied into bench/results/ afterwards: writing over a tracked raw file while
+# the run goes on makes the header call the commit dirty.)
 # Env: NS=8,64 REPS=21 PAIRS=5. Prints a raw file (header from bench/lib/raw_header.sh): every
 # RESULT line prefixed with its arm and pair, then the median over pairs of each arm's ratio.
 set -euo pipefail
@@ -47,10 +49,17 @@ import statistics, sys
 ids = {}
 for line in open(sys.argv[1]):
     f = dict(w.split("=", 1) for w in line.split()[1:])
+    if "id_med" not in f:  # a failed point (ok=0): its run printed why
+        continue
     ids[f["arm"], f["pair"], f["impl"], int(f["n"])] = float(f["id_med"])
 for arm in ("committed", "patched"):
     for n in sorted({k[3] for k in ids}):
         pairs = sorted({k[1] for k in ids if k[0] == arm})
+        pairs = [p for p in pairs if (arm, p, "ours-2level", n) in ids
+                 and (arm, p, "floor-prelisten", n) in ids]
+        if not pairs:
+            print("RATIO arm=%s n=%d no pair where both variants completed" % (arm, n))
+            continue
         r = [ids[arm, p, "ours-2level", n] / ids[arm, p, "floor-prelisten", n] for p in pairs]
         ms = statistics.median(ids[arm, p, "ours-2level", n] for p in pairs) * 1e3
         print("RATIO arm=%s n=%d ours_id_med_ms=%.3f ours_over_floor_med=%.2f min=%.2f max=%.2f"
