@@ -26,7 +26,7 @@ echo "# patch: ${PATCH#"$ROOT"/}, sha256 $(sha256sum "$PATCH" | cut -c1-16), app
 
 tree=$(mktemp -d)
 trap 'git -C "$ROOT" worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"' EXIT
-git -C "$ROOT" worktree add --detach --force "$tree" HEAD >/dev/null 2>&1
+git -C "$ROOT" worktree add --quiet --detach "$tree" HEAD
 git -C "$tree" apply "$PATCH"
 # Configured as bench/run.sh configures build-bench, so the committed arm is the harness's ours.
 cmake -S "$tree" -B "$tree/build" -DSDDP_BUILD_BENCH=ON -DSDDP_BUILD_EXAMPLES=OFF \
@@ -54,9 +54,8 @@ for line in open(sys.argv[1]):
     ids[f["arm"], f["pair"], f["impl"], int(f["n"])] = float(f["id_med"])
 for arm in ("committed", "patched"):
     for n in sorted({k[3] for k in ids}):
-        pairs = sorted({k[1] for k in ids if k[0] == arm})
-        pairs = [p for p in pairs if (arm, p, "ours-2level", n) in ids
-                 and (arm, p, "floor-prelisten", n) in ids]
+        pairs = {p for (a, p, impl, m) in ids if a == arm and m == n and impl == "ours-2level"
+                 and (arm, p, "floor-prelisten", n) in ids}
         if not pairs:
             print("RATIO arm=%s n=%d no pair where both variants completed" % (arm, n))
             continue
