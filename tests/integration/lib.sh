@@ -3,6 +3,18 @@
 # Each test script sources this file, runs real srun/sbatch steps and asserts on their output.
 # Exit codes: 0 pass, 1 fail, 77 skip (ctest SKIP_RETURN_CODE).
 set -euo pipefail
+# A command that set -e stops on would end a test with no FAIL line, and a truncated CI log would
+# then name only the test: the main shell says which command it was (a subshell's failure shows
+# where the main shell used it). The ERR trap runs exactly where set -e stops, so this adds no exit.
+set -E
+stopped_by_errexit() {
+    local rc=$?
+    if [ "$BASHPID" = "$$" ] && [[ $- == *e* ]]; then
+        echo "FAIL: ${3##*/}:$1: '$2' exited with status $rc, and set -e ended the test there"
+    fi
+    return "$rc"
+}
+trap 'stopped_by_errexit "$LINENO" "$BASH_COMMAND" "${BASH_SOURCE[0]}"' ERR
 
 SDDP_CLUSTER_DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
 SDDP_SOURCE_DIR=${SDDP_SOURCE_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
