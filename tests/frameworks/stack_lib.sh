@@ -17,7 +17,7 @@ stack_env() {
     local d
     # Called as VENV=$(stack_env NAME): the FAIL line goes to stderr, which the caller does not capture.
     d=$(bash "$SDDP_SOURCE_DIR/scripts/framework-env.sh" "$1") ||
-        { echo "FAIL: framework environment '$1' could not be built (scripts/framework-env.sh $1)" >&2; exit 1; }
+        { fail "framework environment '$1' could not be built (scripts/framework-env.sh $1)" >&2; exit 1; }
     echo "$d"
 }
 
