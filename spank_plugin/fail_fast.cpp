@@ -7,16 +7,15 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <thread>
 #include <type_traits>
 
-#include "core/slurm/step_facts.hpp"
 #include "core/task/task_failure.hpp"
 #include "os/host_name.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
+#include "step_watch.hpp"
 
 #include "slurm_api.hpp"
 
@@ -27,15 +26,9 @@ namespace {
 // to end first), short against the 10 s in which the other ranks must be gone.
 constexpr auto kKillDelay = std::chrono::milliseconds(500);
 
-struct FailFastState {
-    bool acted = false;  // this slurmstepd asked for the step to end already
-    std::thread killer;
-};
-
-FailFastState& ff_state() {
-    static FailFastState s;
-    return s;
-}
+// This slurmstepd asked for the step to end already. Shared with the clones Slurm runs hooks in
+// under contain_spank (they share this memory).
+bool g_acted = false;
 
 // slurm_kill_job_step took (job, step, signal) up to 23.x and (slurm_step_id_t*, signal, flags)
 // since; the plugin is built against one Slurm's headers, so pick the form that compiles.
@@ -59,9 +52,18 @@ std::string node_name(spank_t sp) {
     return local_host_name().value_or("?");
 }
 
+// On the watch thread, kKillDelay after the failure.
 void end_step(std::uint32_t job_id, std::uint32_t step_id) {
-    std::this_thread::sleep_for(kKillDelay);
     const std::string step = std::to_string(job_id) + "." + std::to_string(step_id);
+    if (const int sig = step_signal(); sig != 0) {
+        log_verbose("fail-fast: step " + step + " got " + signal_label(sig) +
+                    " meanwhile: it is shutting down, not ended by fail-fast");
+        return;
+    }
+    if (watcher_gone()) {
+        log_info("fail-fast: step " + step + " is being killed already: no request sent");
+        return;
+    }
     auto* kill = SDDP_SLURM_API(slurm_kill_job_step);
     if (kill == nullptr) {
         log_error("fail-fast: cannot end step " + step +
@@ -69,7 +71,8 @@ void end_step(std::uint32_t job_id, std::uint32_t step_id) {
         return;
     }
     if (kill_step(kill, job_id, step_id) == 0) {
-        log_verbose("fail-fast: asked slurmctld to end step " + step);
+        // Info, one line per node of a failed step: the admin's record of who ended a step.
+        log_info("fail-fast: asked slurmctld to end step " + step);
     } else {
         // Usually the step ended already (another node asked first, or it finished).
         const int err = errno;
@@ -78,40 +81,33 @@ void end_step(std::uint32_t job_id, std::uint32_t step_id) {
 }
 
 void end_step_later(std::uint32_t job_id, std::uint32_t step_id) {
-    // An exception leaving a thread's function would terminate slurmstepd: the body catches all.
-    ff_state().killer = std::thread([job_id, step_id]() noexcept {
-        try {
-            end_step(job_id, step_id);
-        } catch (...) {
-            try {
-                log_error("fail-fast: could not end the step (out of memory?)");
-            } catch (...) {
-            }
-        }
-    });
+    if (run_later(kKillDelay, [job_id, step_id] { end_step(job_id, step_id); })) return;
+    // No watch thread on this node: the hook waits and asks itself.
+    std::this_thread::sleep_for(kKillDelay);
+    end_step(job_id, step_id);
 }
 
 }  // namespace
 
-int on_task_exit(spank_t sp) {
+void on_fail_fast_task_exit(spank_t sp, const DdpOptions& opts) {
+    if (g_acted || !fail_fast_applies(opts, ddp_asked(state()))) return;
     std::uint32_t step_id = 0;
     std::uint32_t job_id = 0;
-    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
-    if (is_special_step(step_id)) return 0;
-    if (!ddp_requested(state())) return 0;
-    auto opts = effective_options(state());
-    if (!opts || opts->keep_going.value_or(false)) return 0;  // a bad option failed task_init
-    if (ff_state().acted) return 0;
+    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return;
 
     int status = 0;
-    if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS) return 0;
+    if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) != ESPANK_SUCCESS) return;
     const TaskEnd end = classify_task_end(status);
-    if (end.action == FailFastAction::none) return 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
+    if (end.action == FailFastAction::none) return;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return;
     std::uint32_t rank = 0;
     (void)spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
 
-    ff_state().acted = true;
+    if (const int sig = step_signal(); sig != 0) {
+        log_verbose(shutdown_end_message(rank, node_name(sp), end, sig, job_id, step_id));
+        return;
+    }
+    g_acted = true;
     const std::string message = fail_fast_message(rank, node_name(sp), end, job_id, step_id);
     // slurmstepd's errors reach srun's stderr ("slurmstepd: error: ..."), as its own
     // "*** STEP CANCELLED ***" lines do.
@@ -121,12 +117,6 @@ int on_task_exit(spank_t sp) {
         log_verbose(message);
     }
     end_step_later(job_id, step_id);
-    return 0;
-}
-
-void finish_fail_fast() {
-    auto& s = ff_state();
-    if (s.killer.joinable()) s.killer.join();
 }
 
 }  // namespace sddp::plugin

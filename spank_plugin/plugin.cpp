@@ -18,6 +18,8 @@
 
 #include "core/options/options.hpp"
 #include "core/options/options_help.hpp"
+#include "core/task/task_failure.hpp"
+#include "ddp_step.hpp"
 #include "fail_fast.hpp"
 #include "hook_timer.hpp"
 #include "local_context.hpp"
@@ -26,6 +28,7 @@
 #include "remote_context.hpp"
 #include "requeue.hpp"
 #include "spank_api.hpp"
+#include "step_watch.hpp"
 
 extern "C" {
 // SPANK_PLUGIN defines const objects; in C++ those have internal linkage unless declared extern.
@@ -119,6 +122,22 @@ struct spank_option kDdpOption = {
     on_option,
 };
 
+// slurmstepd, options known, tasks not forked yet: a step that fails fast or requeues gets its
+// watch (step_watch.hpp), from this process so that it lives as long as the step.
+int on_step_start(spank_t sp) {
+    const auto opts = sddp::plugin::ddp_step_options(sp);
+    if (!opts) return 0;
+    const bool fail_fast = sddp::fail_fast_applies(*opts, sddp::plugin::ddp_asked(state()));
+    if (!fail_fast && !opts->requeue.value_or(false)) return 0;
+    std::uint32_t local_tasks = 0;
+    uid_t uid = 0;
+    if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
+        return 0;
+    (void)sddp::plugin::start_step_watch(local_tasks, uid);
+    return 0;
+}
+
 }  // namespace
 
 extern "C" {
@@ -154,6 +173,8 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
                              [&] { return sddp::plugin::on_srun_post_opt(sp); });
             case S_CTX_ALLOCATOR:
                 return sddp::plugin::on_allocator_post_opt(sp);
+            case S_CTX_REMOTE:
+                return on_step_start(sp);
             default:
                 return 0;
         }
@@ -190,8 +211,11 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
         const int rc =
             timed(s.times.task_init, [&] { return sddp::plugin::on_task_init(sp, &rank); });
         if (rc == 0 && rank) {
+            std::uint32_t local_id = 1;
+            (void)spank_get_item(sp, S_TASK_ID, &local_id);
+            if (local_id == 0) sddp::plugin::start_watcher();
             if (auto opts = sddp::plugin::effective_options(s)) {
-                sddp::plugin::on_requeue_task_init(sp, *opts);
+                sddp::plugin::on_requeue_task_init(*opts);
             }
             // init, option and user_init ran once in this node's slurmstepd before the tasks were
             // forked (every task reports the same values); task_init ran in this task alone.
@@ -205,22 +229,33 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
     });
 }
 
-// slurmstepd, as each local task ends: a failed rank ends the step (fail_fast.hpp); the end of
-// the batch script requeues a job signalled early under --ddp=requeue (requeue.hpp).
+// slurmstepd, as each local task ends: a failed rank ends the step (fail_fast.hpp), an early
+// signal is recorded for requeue, and the end of the batch script requeues a job signalled early
+// under --ddp=requeue (requeue.hpp). Under contain_spank Slurm runs this hook in a clone that
+// shares slurmstepd's memory.
 int slurm_spank_task_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
         if (sddp::plugin::is_batch_script(sp)) return sddp::plugin::on_batch_script_exit(sp);
-        return sddp::plugin::on_task_exit(sp);
+        const auto opts = sddp::plugin::ddp_step_options(sp);
+        if (!opts) return 0;
+        sddp::plugin::on_requeue_task_exit(sp, *opts);
+        sddp::plugin::on_fail_fast_task_exit(sp, *opts);
+        std::uint32_t local_id = 0;
+        if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS)
+            sddp::plugin::note_task_end(local_id);
+        return 0;
     });
 }
 
-// slurmstepd, once per node when the step ends: remove the step's --ddp=hostfile file, and wait
-// for a fail-fast kill request still in flight (no plugin thread may outlive the plugin).
+// slurmstepd, once per node when the step ends: stop the step watch (a fail-fast kill request
+// still waiting goes out first; no plugin thread may outlive the plugin), and remove the step's
+// --ddp=hostfile file.
 int slurm_spank_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        sddp::plugin::finish_fail_fast();
+        sddp::plugin::stop_step_watch();
+        sddp::plugin::on_requeue_step_exit();
         return sddp::plugin::on_remote_exit(sp);
     });
 }

@@ -1,11 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "requeue.hpp"
 
-#include <fcntl.h>
-#include <sched.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,102 +11,121 @@
 #include <string>
 #include <type_traits>
 
-#include "core/options/contract.hpp"
+#include "core/task/requeue_marker.hpp"
 #include "plugin_log.hpp"
+#include "requeue_markers.hpp"
+#include "step_watch.hpp"
 
 #include "slurm_api.hpp"
 
 namespace sddp::plugin {
 namespace {
 
-// Node-local and shared by all steps of a job (job_container/tmpfs gives each job its own).
-std::string marker_path(std::uint32_t job_id) {
-    return "/dev/shm/slurm-ddp-requeue." + std::to_string(job_id);
-}
+// The marker of this run, once this slurmstepd wrote it (shared with contain_spank's clones).
+std::optional<RequeueMarker> g_marker;
 
-std::optional<std::string> task_env(spank_t sp, const char* name) {
-    char buf[64] = {};
+std::optional<std::string> step_env(spank_t sp, const char* name) {
+    char buf[4096] = {};
     if (spank_getenv(sp, name, buf, sizeof buf) != ESPANK_SUCCESS) return std::nullopt;
     return std::string(buf);
 }
 
-// The watcher is made a sibling of the task (CLONE_PARENT: a child of slurmstepd), because
-// Slurm forwards a step's signals other than SIGKILL only to slurmstepd's own children under
-// proctrack/cgroup, and under proctrack/linuxproc to descendants not named like slurmstepd, so it
-// gets a name of its own. It dies with slurmstepd and is killed with the step. Only
-// async-signal-safe calls in it: the task was forked from a threaded slurmstepd.
-void start_watcher(const std::string& path) {
-    const pid_t stepd = getppid();
-    const long pid = syscall(SYS_clone, CLONE_PARENT | SIGCHLD, nullptr, nullptr, nullptr, 0);
-    if (pid < 0) {
-        log_verbose("requeue: cannot start the signal watcher: clone failed");
-        return;
-    }
-    if (pid > 0) return;
-
-    sigset_t wanted;
-    sigemptyset(&wanted);
-    sigaddset(&wanted, SIGUSR1);
-    sigaddset(&wanted, SIGUSR2);
-    sigprocmask(SIG_BLOCK, &wanted, nullptr);
-    // An ignored signal is discarded even while blocked: make sure sigwait can see it.
-    (void)signal(SIGUSR1, SIG_DFL);
-    (void)signal(SIGUSR2, SIG_DFL);
-    prctl(PR_SET_NAME, "slurm-ddp-watch", 0, 0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != stepd) _exit(0);
-    const int null_fd = open("/dev/null", O_RDWR);
-    if (null_fd >= 0) {
-        dup2(null_fd, 0);
-        dup2(null_fd, 1);
-        dup2(null_fd, 2);
-    }
-    // Hold none of the task's other descriptors (sockets, pipes) open behind its back.
-    const long max_fd = sysconf(_SC_OPEN_MAX);
-    for (long fd = 3; fd < (max_fd > 0 && max_fd < 65536 ? max_fd : 65536); ++fd)
-        close(static_cast<int>(fd));
-
-    int sig = 0;
-    if (sigwait(&wanted, &sig) != 0) _exit(1);
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        const char* text = sig == SIGUSR1 ? "SIGUSR1\n" : "SIGUSR2\n";
-        (void)!write(fd, text, 8);
-        close(fd);
-    }
-    _exit(0);
+// This run of the job on this node. SLURMD_NODENAME and SLURM_RESTART_COUNT are Slurm's: in the
+// batch step slurmd sets them; in a step they come through srun, so a user who changes them
+// can only keep their own job from requeueing.
+std::optional<RequeueMarker> this_run(spank_t sp) {
+    std::uint32_t job_id = 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return std::nullopt;
+    const auto node = step_env(sp, "SLURMD_NODENAME");
+    if (!node) return std::nullopt;
+    const auto restarts = step_env(sp, "SLURM_RESTART_COUNT");
+    return RequeueMarker{job_id, restart_count_of(restarts), *node};
 }
 
-// slurm_requeue took a job id up to 25.x and a slurm_step_id_t since 26.05.
+template <typename StepId>
+StepId whole_job(std::uint32_t job_id) {
+    StepId id{};
+    id.job_id = job_id;
+    id.step_id = NO_VAL;
+    id.step_het_comp = NO_VAL;
+    return id;
+}
+
+// slurm_requeue took a job id up to 25.x and a slurm_step_id_t since 26.05. JOB_RUNNING makes
+// slurmctld requeue the job only while it runs: one its user cancelled is completing, and the
+// request then does nothing.
 template <typename RequeueFn>
 int requeue_job(RequeueFn requeue, std::uint32_t job_id) {
+    const auto only_if_running = static_cast<std::uint32_t>(JOB_RUNNING);
     if constexpr (std::is_invocable_v<RequeueFn, std::uint32_t, std::uint32_t>) {
-        return requeue(job_id, 0u);
+        return requeue(job_id, only_if_running);
     } else {
-        slurm_step_id_t id{};
-        id.job_id = job_id;
-        id.step_id = NO_VAL;
-        id.step_het_comp = NO_VAL;
-        return requeue(id, 0u);
+        return requeue(whole_job<slurm_step_id_t>(job_id), only_if_running);
     }
+}
+
+struct JobNow {
+    std::uint32_t state = 0;          // JOB_STATE_BASE bits and flags, as slurmctld has them
+    std::uint32_t restart_count = 0;  // counted at once by a requeue
+};
+
+// The job as slurmctld has it now, or nullopt.
+template <typename LoadFn>
+std::optional<JobNow> job_now(LoadFn load, std::uint32_t job_id) {
+    job_info_msg_t* info = nullptr;
+    int rc = 0;
+    if constexpr (std::is_invocable_v<LoadFn, job_info_msg_t**, std::uint32_t, std::uint16_t>) {
+        rc = load(&info, job_id, static_cast<std::uint16_t>(SHOW_ALL));
+    } else {
+        rc = load(&info, whole_job<slurm_step_id_t>(job_id), static_cast<std::uint16_t>(SHOW_ALL));
+    }
+    std::optional<JobNow> now;
+    if (rc == 0 && info != nullptr && info->record_count > 0)
+        now = JobNow{info->job_array[0].job_state, info->job_array[0].restart_cnt};
+    if (info != nullptr) {
+        if (auto* release = SDDP_SLURM_API(slurm_free_job_info_msg)) release(info);
+    }
+    return now;
+}
+
+std::optional<JobNow> job_now(std::uint32_t job_id) {
+    auto* load = SDDP_SLURM_API(slurm_load_job);
+    return load != nullptr ? job_now(load, job_id) : std::nullopt;
 }
 
 }  // namespace
 
-void on_requeue_task_init(spank_t sp, const DdpOptions& opts) {
-    // SLURM_DDP_RESTARTS comes with the rest of the task's environment (core/task/task_env).
-    if (!opts.requeue.value_or(false)) return;
+void on_requeue_task_init(const DdpOptions& opts) {
+    // SLURM_DDP_RESTARTS comes with the rest of the task's environment (core/task/task_env), and
+    // the step watch with the step (plugin.cpp).
+    if (!opts.requeue.value_or(false) || !opts.launcher.value_or(false)) return;
+    // torchrun & co. die of SIGUSR1 (its default action) and take their workers with them
+    // before they save. An ignored signal stays ignored across exec and fork, so the launcher
+    // survives; a worker's own handler (signal.signal) replaces the inherited one.
+    (void)signal(SIGUSR1, SIG_IGN);
+    (void)signal(SIGUSR2, SIG_IGN);
+}
 
-    std::uint32_t job_id = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return;
-    if (task_env(sp, "SLURM_LOCALID").value_or("") == "0") start_watcher(marker_path(job_id));
-    if (opts.launcher.value_or(false)) {
-        // torchrun & co. die of SIGUSR1 (its default action) and take their workers with them
-        // before they save. An ignored signal stays ignored across exec and fork, so the
-        // launcher survives; a worker's own handler (signal.signal) replaces the inherited one.
-        (void)signal(SIGUSR1, SIG_IGN);
-        (void)signal(SIGUSR2, SIG_IGN);
+void on_requeue_task_exit(spank_t sp, const DdpOptions& opts) {
+    if (g_marker || !opts.requeue.value_or(false) || !checkpoint_signalled()) return;
+    const auto run = this_run(sp);
+    const auto nodes = step_env(sp, "SLURM_JOB_NODELIST");
+    // The batch script runs on the job's first node: a marker anywhere else is never read.
+    if (!run || !nodes || !is_first_node_of_job(*nodes, run->node)) return;
+    g_marker = *run;
+    if (auto st = write_requeue_marker(*run); !st) {
+        log_error(st.error().message + "; job " + std::to_string(run->job_id) +
+                  " will not be requeued");
     }
+}
+
+void on_requeue_step_exit() {
+    if (!g_marker) return;
+    // A job that no longer runs (cancelled, timed out) will not be requeued, and its batch step
+    // may have ended before this step: then nobody else removes the marker.
+    const auto now = job_now(g_marker->job_id);
+    if (!now || (now->state & JOB_STATE_BASE) == JOB_RUNNING) return;
+    (void)take_requeue_marker(*g_marker);
 }
 
 bool is_batch_script(spank_t sp) {
@@ -121,24 +135,17 @@ bool is_batch_script(spank_t sp) {
 }
 
 int on_batch_script_exit(spank_t sp) {
-    std::uint32_t job_id = 0;
-    uid_t uid = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
-    if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS) return 0;
-    const std::string path = marker_path(job_id);
-    struct stat st {};
-    if (lstat(path.c_str(), &st) != 0) return 0;
-    // Anyone can write to /dev/shm: only the job owner's own marker may requeue the job.
-    if (!S_ISREG(st.st_mode) || st.st_uid != uid) {
-        log_error("requeue: ignoring " + path + ": not a file of the job's user (uid " +
-                  std::to_string(uid) + ")");
+    const auto run = this_run(sp);
+    if (!run) return 0;
+    const auto found = take_requeue_marker(*run);
+    if (!found) {
+        log_error(found.error().message);
         return 0;
     }
-    (void)unlink(path.c_str());
-    const std::string job = "job " + std::to_string(job_id);
+    if (!*found) return 0;
+    const std::string job = "job " + std::to_string(run->job_id);
     // A script killed by a signal was ended by Slurm: scancel, the time limit, or a requeue
-    // already under way (Lightning's own handler runs `scontrol requeue`). Requeueing then would
-    // bring back a job the user cancelled, or requeue it twice.
+    // already under way (Lightning's own handler runs `scontrol requeue`).
     int status = 0;
     if (spank_get_item(sp, S_TASK_EXIT_STATUS, &status) == ESPANK_SUCCESS && WIFSIGNALED(status)) {
         log_info("requeue: " + job + " was signalled early, but its script was ended by signal " +
@@ -152,17 +159,27 @@ int on_batch_script_exit(spank_t sp) {
                   "slurm_requeue in slurmstepd");
         return 0;
     }
-    if (requeue_job(requeue, job_id) == 0) {
-        log_info("requeue: " + job + " was signalled early (--ddp=requeue); requeued");
+    if (requeue_job(requeue, run->job_id) != 0) {
+        const int err = errno;
+        if (err == ESLURM_JOB_PENDING) {
+            log_info("requeue: " + job + " is pending already (requeued by someone else)");
+        } else {
+            log_error("requeue: " + job +
+                      " was signalled early but cannot be requeued: " + slurm_error_text(err) +
+                      " (submit with sbatch --requeue, or ask the site for JobRequeue=1)");
+        }
         return 0;
     }
-    const int err = errno;
-    if (err == ESLURM_JOB_PENDING) {
-        log_info("requeue: " + job + " is pending already (requeued by someone else)");
+    // slurmctld answers success and does nothing for a job that no longer runs.
+    const auto now = job_now(run->job_id);
+    if (now && now->restart_count > run->restart_count) {
+        log_info("requeue: " + job + " was signalled early (--ddp=requeue); requeued");
+    } else if (now) {
+        log_info("requeue: " + job + " was signalled early, but it no longer runs (cancelled, " +
+                 "or ended by its time limit): not requeued");
     } else {
-        log_error("requeue: " + job +
-                  " was signalled early but cannot be requeued: " + slurm_error_text(err) +
-                  " (submit with sbatch --requeue, or ask the site for JobRequeue=1)");
+        log_info("requeue: " + job + " was signalled early; requeue asked for (only while the " +
+                 "job still runs)");
     }
     return 0;
 }

@@ -23,6 +23,9 @@ PLUGIN=${PLUGIN:-$SDDP_BUILD_DIR/spank_plugin/spank_ddp.so}
 CLUSTER="$SDDP_SOURCE_DIR/tests/cluster/cluster.sh"
 PRINTER="$SDDP_SOURCE_DIR/tests/integration/print_task_env.sh"
 FAILURES=0
+# Where tests keep files that job steps read or write. Under job containers (the production
+# profile) a job's /tmp is its own, so such files live outside /tmp there (env.sh says where).
+SDDP_WORK_ROOT=${SDDP_WORK_ROOT:-/tmp}
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL: $*"; FAILURES=$((FAILURES + 1)); }

@@ -160,6 +160,24 @@ spank_err_t spank_get_item(spank_t sp, spank_item_t item, ...) {
         } else {
             *out = it == g.env.end() ? 0 : static_cast<std::uint32_t>(std::stoul(it->second));
         }
+    } else if (item == S_TASK_ID) {
+        // The task's index on its node: what slurmstepd exports to it as SLURM_LOCALID.
+        auto* out = va_arg(ap, std::uint32_t*);
+        const auto it = g.env.find("SLURM_LOCALID");
+        if (out == nullptr) {
+            bad_call("spank_get_item(S_TASK_ID, NULL)");
+            rc = ESPANK_BAD_ARG;
+        } else if (it == g.env.end()) {
+            rc = ESPANK_NOT_AVAIL;
+        } else {
+            *out = static_cast<std::uint32_t>(std::stoul(it->second));
+        }
+    } else if (item == S_JOB_LOCAL_TASK_COUNT) {
+        // Not modelled: the host runs every hook in one process and forks no tasks, so the step
+        // watch (a thread, and a watcher cloned from task 0) has no place here and stays off,
+        // as the plugin does wherever slurmstepd cannot say how many tasks the node runs.
+        (void)va_arg(ap, std::uint32_t*);
+        rc = ESPANK_NOT_AVAIL;
     } else {
         bad_call("spank_get_item for an item the host does not model: " +
                  std::to_string(static_cast<int>(item)));

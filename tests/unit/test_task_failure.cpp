@@ -85,3 +85,57 @@ TEST(TaskFailure, RestartsAssignmentFromTheTasksVariables) {
                      {"SLURM_JOB_ID", "77"}}),
               "0");
 }
+
+TEST(TaskFailure, StepWideSignalsAreTheOnesSlurmSendsToEveryTask) {
+    for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2})
+        EXPECT_TRUE(is_step_wide_signal(sig));
+    for (int sig : {SIGKILL, SIGSEGV, SIGCONT, SIGCHLD, 0, 99})
+        EXPECT_FALSE(is_step_wide_signal(sig));
+}
+
+TEST(TaskFailure, PendingSignalsFromProcStatus) {
+    // /proc/PID/status of a process with SIGTERM (15) waiting in its thread queue and SIGUSR1 (10)
+    // in the shared one, as the kernel prints them.
+    const std::string status =
+        "Name:\tslurm-ddp-watch\nState:\tS (sleeping)\nSigQ:\t2/31000\n"
+        "SigPnd:\t0000000000004000\nShdPnd:\t0000000000000200\nSigBlk:\t0000000000006a03\n";
+    const auto mask = pending_signal_mask(status);
+    ASSERT_TRUE(mask.has_value());
+    EXPECT_EQ(*mask, (1ull << (SIGTERM - 1)) | (1ull << (SIGUSR1 - 1)));
+    EXPECT_EQ(first_step_wide_signal(*mask), SIGUSR1);  // the lower number first
+    EXPECT_EQ(first_step_wide_signal(1ull << (SIGTERM - 1)), SIGTERM);
+    // SIGCHLD (17) and SIGKILL are not a shutdown of the step.
+    EXPECT_EQ(first_step_wide_signal((1ull << (SIGCHLD - 1)) | (1ull << (SIGKILL - 1))), 0);
+    EXPECT_EQ(first_step_wide_signal(0), 0);
+    EXPECT_EQ(pending_signal_mask("SigPnd:\t0000000000000000\n"), 0u);
+    EXPECT_FALSE(pending_signal_mask("Name:\tx\nState:\tS\n").has_value());
+    EXPECT_FALSE(pending_signal_mask("SigPnd:\tzz\n").has_value());
+    EXPECT_FALSE(pending_signal_mask("SigPnd:\t00000000000000001\n").has_value());  // 17 digits
+    EXPECT_FALSE(pending_signal_mask("XSigPnd:\t1\n").has_value());
+}
+
+TEST(TaskFailure, AnEndAfterTheStepWasSignalledIsPartOfItsShutdown) {
+    const auto end = classify_task_end(exited(1));
+    EXPECT_EQ(shutdown_end_message(0, "n1", end, SIGTERM, 12, 0),
+              "rank 0 on n1 ended with exit status 1 after step 12.0 got SIGTERM: part of its "
+              "shutdown, the other ranks are left to finish");
+    EXPECT_EQ(signal_label(SIGUSR1), "SIGUSR1");
+    EXPECT_EQ(signal_label(0), "signal 0");
+}
+
+TEST(TaskFailure, FailFastForStepsThatAskedUnlessTheSiteWidensIt) {
+    DdpOptions asked;
+    EXPECT_TRUE(fail_fast_applies(asked, true));
+    // default=on alone: an ordinary `srun -n64 ./sweep` keeps Slurm's behaviour.
+    EXPECT_FALSE(fail_fast_applies(asked, false));
+    DdpOptions all;
+    all.fail_fast = FailFastScope::all;
+    EXPECT_TRUE(fail_fast_applies(all, false));
+    all.keep_going = true;
+    EXPECT_FALSE(fail_fast_applies(all, false));
+    DdpOptions keep;
+    keep.keep_going = true;
+    EXPECT_FALSE(fail_fast_applies(keep, true));
+    keep.keep_going = false;
+    EXPECT_TRUE(fail_fast_applies(keep, true));
+}

@@ -17,6 +17,7 @@ using O = DdpOptions;
 
 constexpr std::array<std::string_view, 4> kGpuBindNames{"local", "single", "closest", "none"};
 constexpr std::array<std::string_view, 2> kRankOrderNames{"block", "node"};
+constexpr std::array<std::string_view, 2> kFailFastNames{"asked", "all"};
 
 // The variables each option sets (names of the contract come from core/options/contract.hpp).
 constexpr std::array<std::string_view, 2> kPortVars{"MASTER_PORT", contract::kPortsVar};
@@ -263,6 +264,18 @@ constexpr std::array kOptions{
         .help = "a failed task does not end the step (default: the first one ends the others)",
         .example = "keep-going",
         .literal_default = true},
+    OptionSpec{.name = "fail-fast",
+               .scope = S::site,
+               .type = T::choice,
+               .field = &O::fail_fast,
+               .syntax = "asked|all",
+               .default_text = "asked",
+               .help = "which steps a failed task ends: those that asked for --ddp, or also those "
+                       "default=on gave it",
+               .example = "fail-fast=all",
+               .choices = kFailFastNames,
+               .choice_words = "scopes",
+               .literal_default = true},
     OptionSpec{
         .name = "requeue",
         .field = &O::requeue,
@@ -355,7 +368,7 @@ std::optional<std::string> value_text(const OptionSpec& spec, const DdpOptions& 
                 return *v;
             } else if constexpr (std::is_same_v<V, PortRange>) {
                 return std::to_string(v->first) + "-" + std::to_string(v->last);
-            } else if constexpr (std::is_same_v<V, GpuBindPolicy> || std::is_same_v<V, RankOrder>) {
+            } else if constexpr (std::is_enum_v<V>) {
                 return std::string(to_string(*v));
             } else {
                 return std::to_string(*v);
@@ -632,6 +645,10 @@ const char* to_string(GpuBindPolicy policy) {
 
 const char* to_string(RankOrder order) {
     return kRankOrderNames.at(static_cast<std::size_t>(order)).data();
+}
+
+const char* to_string(FailFastScope scope) {
+    return kFailFastNames.at(static_cast<std::size_t>(scope)).data();
 }
 
 std::span<const OptionSpec> option_table() {

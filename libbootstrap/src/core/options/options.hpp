@@ -37,9 +37,13 @@ enum class GpuBindPolicy {
     none,     // leave Slurm's variables untouched
 };
 enum class RankOrder { block, node };
+// Which --ddp steps fail fast: those whose user asked for --ddp, or also those only the site
+// default (default=on) turned on.
+enum class FailFastScope { asked, all };
 
 const char* to_string(GpuBindPolicy policy);
 const char* to_string(RankOrder order);
+const char* to_string(FailFastScope scope);
 
 inline constexpr PortRange kDefaultPortRange{20000, 29999};
 inline constexpr std::uint32_t kDefaultTimeoutSeconds = 300;
@@ -72,6 +76,7 @@ struct DdpOptions {
     std::optional<bool> tf;                  // TF_CONFIG
     std::optional<bool> hostfile;            // a `host slots=N` file, SLURM_DDP_HOSTFILE
     std::optional<bool> keep_going;          // keep-going: no fail-fast when a task fails
+    std::optional<FailFastScope> fail_fast;  // site only: fail-fast=asked|all
     std::optional<bool> requeue;             // requeue: Slurm's early signal requeues the job
 };
 
@@ -94,8 +99,8 @@ using OptionField =
     std::variant<std::optional<bool> DdpOptions::*, std::optional<std::uint16_t> DdpOptions::*,
                  std::optional<std::uint32_t> DdpOptions::*,
                  std::optional<std::string> DdpOptions::*, std::optional<PortRange> DdpOptions::*,
-                 std::optional<GpuBindPolicy> DdpOptions::*,
-                 std::optional<RankOrder> DdpOptions::*>;
+                 std::optional<GpuBindPolicy> DdpOptions::*, std::optional<RankOrder> DdpOptions::*,
+                 std::optional<FailFastScope> DdpOptions::*>;
 
 struct OptionSpec {
     std::string_view name{};

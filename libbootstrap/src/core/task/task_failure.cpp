@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/task/task_failure.hpp"
 
+#include <algorithm>
 #include <csignal>
 #include <cstdint>
 #include <cstring>
@@ -26,22 +27,87 @@ int term_signal(int status) {
     return status & 0x7f;
 }
 
-std::string signal_name(int sig) {
-    // sigabbrev_np is glibc-only (2.32); keep the number alone elsewhere.
+// "TERM", or nullptr. sigabbrev_np is glibc-only (2.32).
+const char* signal_abbrev(int sig) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-    if (const char* abbrev = sigabbrev_np(sig)) return std::string(" (SIG") + abbrev + ")";
+    return sigabbrev_np(sig);
+#else
+    (void)sig;
+    return nullptr;
 #endif
+}
+
+std::string signal_name(int sig) {
+    if (const char* abbrev = signal_abbrev(sig)) return std::string(" (SIG") + abbrev + ")";
     return "";
 }
 
-// Signals Slurm sends to every task of a step (scancel, time limit, --signal, preemption, srun's
-// Ctrl-C): the other ranks got the same one and are ending or saving by themselves.
-bool is_step_wide_signal(int sig) {
-    return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2 ||
-           sig == SIGCONT;
+// One "Name:\tHEX" line of /proc/PID/status, nullopt when absent or malformed.
+std::optional<std::uint64_t> status_mask(std::string_view text, std::string_view name) {
+    std::size_t at = 0;
+    while (at < text.size()) {
+        const auto end = std::min(text.find('\n', at), text.size());
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.size() <= name.size() || line.substr(0, name.size()) != name ||
+            line[name.size()] != ':')
+            continue;
+        line.remove_prefix(name.size() + 1);
+        while (!line.empty() && (line.front() == '\t' || line.front() == ' '))
+            line.remove_prefix(1);
+        if (line.empty() || line.size() > 16) return std::nullopt;
+        std::uint64_t mask = 0;
+        for (const char c : line) {
+            int digit = -1;
+            if (c >= '0' && c <= '9') digit = c - '0';
+            if (c >= 'a' && c <= 'f') digit = c - 'a' + 10;
+            if (digit < 0) return std::nullopt;
+            mask = (mask << 4) | static_cast<std::uint64_t>(digit);
+        }
+        return mask;
+    }
+    return std::nullopt;
 }
 
 }  // namespace
+
+// The other ranks got the same signal and are ending or saving by themselves. SIGCONT too: Slurm
+// sends it ahead of SIGTERM, and a task that dies of it was stopped and killed by hand.
+bool is_step_wide_signal(int sig) {
+    return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGUSR1 || sig == SIGUSR2;
+}
+
+int first_step_wide_signal(std::uint64_t signal_mask) {
+    for (int sig = 1; sig <= 64; ++sig) {
+        if (((signal_mask >> (sig - 1)) & 1u) != 0 && is_step_wide_signal(sig)) return sig;
+    }
+    return 0;
+}
+
+std::optional<std::uint64_t> pending_signal_mask(std::string_view proc_status) {
+    const auto thread = status_mask(proc_status, "SigPnd");
+    const auto shared = status_mask(proc_status, "ShdPnd");
+    if (!thread && !shared) return std::nullopt;
+    return thread.value_or(0) | shared.value_or(0);
+}
+
+std::string signal_label(int sig) {
+    if (const char* abbrev = signal_abbrev(sig)) return std::string("SIG") + abbrev;
+    return "signal " + std::to_string(sig);
+}
+
+std::string shutdown_end_message(std::uint32_t rank, std::string_view node, const TaskEnd& end,
+                                 int signal, std::uint32_t job_id, std::uint32_t step_id) {
+    return "rank " + std::to_string(rank) + " on " + std::string(node) +
+           (end.how.rfind("exit", 0) == 0 ? " ended with " : " was killed by ") + end.how +
+           " after step " + std::to_string(job_id) + "." + std::to_string(step_id) + " got " +
+           signal_label(signal) + ": part of its shutdown, the other ranks are left to finish";
+}
+
+bool fail_fast_applies(const DdpOptions& opts, bool user_asked) {
+    if (opts.keep_going.value_or(false)) return false;
+    return user_asked || opts.fail_fast.value_or(FailFastScope::asked) == FailFastScope::all;
+}
 
 TaskEnd classify_task_end(int wait_status) {
     if (exited(wait_status)) {
@@ -53,7 +119,7 @@ TaskEnd classify_task_end(int wait_status) {
         const int sig = term_signal(wait_status);
         TaskEnd end{FailFastAction::report_and_end,
                     "signal " + std::to_string(sig) + signal_name(sig)};
-        if (is_step_wide_signal(sig)) end.action = FailFastAction::none;
+        if (is_step_wide_signal(sig) || sig == SIGCONT) end.action = FailFastAction::none;
         if (sig == SIGKILL) end.action = FailFastAction::end_step;
         return end;
     }

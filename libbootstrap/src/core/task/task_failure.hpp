@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "core/base/env_lookup.hpp"
+#include "core/options/options.hpp"
 
 namespace sddp {
 
@@ -30,8 +31,34 @@ struct TaskEnd {
     std::string how;  // "exit status 7", "signal 11 (SIGSEGV)"
 };
 
+// Whether a failed task ends the step: not under keep-going, and in a step that only the site
+// default (default=on) gave --ddp, only where the site asked for that too (fail-fast=all), so
+// that default=on never changes how an ordinary step (`srun -n64 ./sweep`) ends.
+bool fail_fast_applies(const DdpOptions& opts, bool user_asked);
+
 // From a wait status as slurmstepd reports it (S_TASK_EXIT_STATUS).
 TaskEnd classify_task_end(int wait_status);
+
+// Signals Slurm sends to every task of a step to end it or to ask for a checkpoint (scancel, the
+// time limit, --signal, preemption, srun's Ctrl-C): TERM, INT, HUP, USR1, USR2.
+bool is_step_wide_signal(int sig);
+
+// The lowest-numbered step-wide signal in a set where bit (N - 1) stands for signal N, as in the
+// SigPnd/ShdPnd masks of /proc/PID/status; 0 when there is none.
+int first_step_wide_signal(std::uint64_t signal_mask);
+
+// SigPnd | ShdPnd of /proc/PID/status text: the signals waiting for that process. nullopt when
+// the text holds neither line (not a status file).
+std::optional<std::uint64_t> pending_signal_mask(std::string_view proc_status);
+
+// "SIGTERM", or "signal N" where the C library has no name for it.
+std::string signal_label(int sig);
+
+// A task that failed after its step got the step-wide signal `signal`: an end that belongs to
+// the shutdown Slurm or the user asked for (a rank that saved and exits 1, torchrun's exit 1 on
+// SIGTERM), said at verbose level instead of the failure report.
+std::string shutdown_end_message(std::uint32_t rank, std::string_view node, const TaskEnd& end,
+                                 int signal, std::uint32_t job_id, std::uint32_t step_id);
 
 // The line srun shows for the first failure a node sees.
 std::string fail_fast_message(std::uint32_t rank, std::string_view node, const TaskEnd& end,
