@@ -5,7 +5,7 @@
 # integration tests, and runs the sanitizer builds and bounded fuzzing.
 #
 #   sudo bash scripts/test.sh            # everything
-#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps frameworks build unit integration manynodes slurm-current valgrind asan tsan fuzz bench
+#   PHASES="unit integration" bash scripts/test.sh   # a subset: deps frameworks build unit integration production manynodes slurm-current valgrind asan tsan fuzz bench
 #   SLURM_RELEASES="25.11.7" PHASES=slurm-current bash scripts/test.sh   # one Slurm release only
 #   BUILD_DIR=build-x CMAKE_ARGS="-DSDDP_WITH_NCCL=OFF" PHASES="build unit" bash scripts/test.sh
 #
@@ -15,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
-PHASES=${PHASES:-"deps frameworks build unit integration manynodes slurm-current valgrind asan tsan fuzz bench"}
+PHASES=${PHASES:-"deps frameworks build unit integration production manynodes slurm-current valgrind asan tsan fuzz bench"}
 JOBS=${JOBS:-$(nproc)}
 BUILD_DIR=${BUILD_DIR:-build}  # the main build (build, unit, integration, valgrind phases)
 CMAKE_ARGS=${CMAKE_ARGS:-}     # extra configure arguments for the main build
@@ -106,12 +106,17 @@ run_ctest() {
 
 if has unit; then
     phase "unit, multi-process and packaging tests"
-    run_ctest unit "$BUILD_DIR" "unit plugin multiproc api packaging" -LE 'integration|manynodes|fuzz|valgrind' -j"$JOBS"
+    run_ctest unit "$BUILD_DIR" "unit plugin multiproc api packaging" -LE 'integration|production|manynodes|fuzz|valgrind' -j"$JOBS"
 fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
     run_ctest integration "$BUILD_DIR" "integration stacks" -L integration
+fi
+
+if has production; then
+    phase "the production profile: cgroup proctrack/task plugins, device confinement, job containers (its own cluster, brought up once)"
+    run_ctest production "$BUILD_DIR" "production" -L production
 fi
 
 if has slurm-current; then
@@ -121,7 +126,8 @@ if has slurm-current; then
     # The first run builds each Slurm (about 4.5 min on 2 cores); later runs reuse the prefix.
     # SLURM_RELEASES picks the releases (default: the two newest series sites run); the core
     # subset runs on those in SLURM_SUBSET_RELEASES (default: all of them; the others only bring
-    # their daemons up and down).
+    # their daemons up and down), and the production profile's subset on
+    # SLURM_PRODUCTION_RELEASE (default 26.05.3).
     for release in ${SLURM_RELEASES:-26.05.3 25.11.7}; do
         t_release=$SECONDS
         series=${release%.*}
@@ -137,6 +143,12 @@ if has slurm-current; then
             subset='^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous)$'
             [[ " ${SLURM_SUBSET_RELEASES:-$release} " == *" $release "* ]] || subset='^(cluster_up|cluster_down)$'
             run_ctest "$name" "$dir" "integration" -L integration -R "$subset"
+            # The production profile on the newest release: namespace/tmpfs with contain_spank,
+            # where Slurm runs the task_exit hook in a short-lived clone inside the job container.
+            if [[ $release == "${SLURM_PRODUCTION_RELEASE:-26.05.3}" ]]; then
+                run_ctest "$name-production" "$dir" "production" -L production \
+                    -R '^(cluster_up_production|cluster_down_production|prod_layouts|prod_gpu_binding|prod_fail_fast|prod_requeue)$'
+            fi
         else
             failed+=("$name")
         fi
@@ -169,7 +181,7 @@ if has tsan; then
     # Only the threaded code's tests: the TCP event loop (multiproc), the API with its PMI2/PMIx worker thread.
     cmake -S . -B build-tsan -DSDDP_SANITIZE=thread -DSDDP_BUILD_EXAMPLES=OFF -DSDDP_WITH_NCCL=OFF \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
-    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2 sddp_fake_pmix \
+    cmake --build build-tsan -j"$JOBS" --target rdv_multiproc test_api_ranks sddp_fake_pmi2 sddp_fake_pmix step_watch_test \
         nccl_probe
     TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
         run_ctest tsan build-tsan "multiproc api" -L 'multiproc|api' -j"$JOBS"

@@ -12,7 +12,7 @@ TOOL="$SDDP_BUILD_DIR/tools/slurm-ddp"
 [ -x "$TOOL" ] || skip "slurm-ddp not built ($TOOL)"
 [ "${SDDP_CLUSTER_NODES:-1}" -ge 2 ] || skip "needs 2 nodes"
 BOUND=10
-WORK=$(mktemp -d /tmp/sddp-check.XXXXXX)
+WORK=$(mktemp -d "$SDDP_WORK_ROOT/sddp-check.XXXXXX")
 chmod 0777 "$WORK"
 HOLDER_PID=
 SRUN_PID=
