@@ -159,6 +159,47 @@ TEST(GpuBinding, PerTaskDeviceCgroupKeepsSlurmsList) {
     EXPECT_EQ(b0.device_index, 0);
 }
 
+TEST(GpuBinding, PerTaskDeviceCgroupRenumbersBothLists) {
+    // Measured under 22.05 and 26.05 with ConstrainDevices=yes, -n2 --gpus-per-task=1: every task
+    // gets CUDA_VISIBLE_DEVICES=0 and SLURM_STEP_GPUS=0, and may open only its own GPU. From the
+    // lists alone task 1 looks like one whose GPU is step GPU 0 (node access).
+    auto guess = bind(with_step(task(1, 2, "0", "0", "2"), "0,1", "0,1"));
+    EXPECT_EQ(guess.visible, (Strings{"1", "0"}));
+    // The per-task cgroup says otherwise: Slurm's list stays, the own GPU at 0.
+    auto in = with_step(task(1, 2, "0", "0", "2"), "0,1", "0,1");
+    in.access = DeviceAccess::task;
+    auto b = bind(in);
+    EXPECT_EQ(b.visible, (Strings{"0"}));
+    EXPECT_EQ(b.device_index, 0);
+    EXPECT_EQ(env_of(b, "SLURM_DDP_DEVICE"), "0");
+    EXPECT_NE(b.describe.find("not accessible"), std::string::npos);
+}
+
+TEST(GpuBinding, PerTaskCgroupFromProcSelfCgroup) {
+    // cgroup v1 as slurmstepd leaves a task under task/cgroup with ConstrainDevices=yes.
+    const std::string v1 =
+        "12:pids:/\n7:cpuset:/slurm_n1/uid_0/job_2/step_0\n"
+        "6:freezer:/slurm_n1/uid_0/job_2/step_0\n"
+        "5:devices:/slurm_n1/uid_0/job_2/step_0/task_0\n1:name=systemd:/\n";
+    EXPECT_EQ(access_from_cgroups(v1), DeviceAccess::task);
+    // Without the devices controller's task level (ConstrainDevices=no, or task/none).
+    EXPECT_EQ(access_from_cgroups("5:devices:/slurm_n1/uid_0/job_2/step_0\n"),
+              DeviceAccess::unknown);
+    EXPECT_EQ(access_from_cgroups("5:devices:/\n6:freezer:/slurm_n1/uid_0/job_2/step_0\n"),
+              DeviceAccess::unknown);
+    // A controller set that holds devices.
+    EXPECT_EQ(access_from_cgroups("4:cpu,devices:/slurm/uid_0/job_9/step_1/task_3\n"),
+              DeviceAccess::task);
+    // cgroup v2: one path for everything.
+    EXPECT_EQ(access_from_cgroups("0::/system.slice/slurmstepd.scope/job_9/step_0/user/task_1\n"),
+              DeviceAccess::task);
+    EXPECT_EQ(access_from_cgroups("0::/system.slice/slurmstepd.scope/job_9/step_0/user\n"),
+              DeviceAccess::unknown);
+    EXPECT_EQ(access_from_cgroups("0::/user.slice/task_1\n"), DeviceAccess::unknown);
+    EXPECT_EQ(access_from_cgroups(""), DeviceAccess::unknown);
+    EXPECT_EQ(access_from_cgroups("garbage\n::\n"), DeviceAccess::unknown);
+}
+
 TEST(GpuBinding, StepLevelLocalIndices) {  // ConstrainDevices=yes, no narrowing
     auto b = bind(task(3, 4, "0,1,2,3", "4,5,6,7", "4"));
     EXPECT_EQ(b.visible, (Strings{"0", "1", "2", "3"}));

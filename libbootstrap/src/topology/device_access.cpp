@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "os/host_files.hpp"
+
 namespace sddp {
 
 DeviceOpen probe_device(const std::string& path) {
@@ -42,6 +44,11 @@ DeviceAccess probe_peer_access(const std::vector<std::string>& peer_paths) {
         }
     }
     return DeviceAccess::node;
+}
+
+DeviceAccess read_task_device_access() {
+    const auto text = read_small_file("/proc/self/cgroup", std::size_t{64} * 1024);
+    return text ? access_from_cgroups(*text) : DeviceAccess::unknown;
 }
 
 Result<std::vector<int>> read_task_cpus() {

@@ -23,6 +23,9 @@ DeviceOpen probe_device(const std::string& path);
 // (files absent, e.g. fake GPUs in tests, or no peers).
 DeviceAccess probe_peer_access(const std::vector<std::string>& peer_paths);
 
+// access_from_cgroups of this process's /proc/self/cgroup (unknown where it cannot be read).
+DeviceAccess read_task_device_access();
+
 // The CPUs (os indices) this thread may run on, from sched_getaffinity: the task's binding
 // once Slurm's task plugin has applied it.
 Result<std::vector<int>> read_task_cpus();

@@ -33,6 +33,7 @@ TaskLookups host_lookups() {
         return interface_towards(peer, why);
     };
     l.port_bind_errno = [](std::uint16_t port) { return probe_port_bind(port); };
+    l.device_access = [] { return read_task_device_access(); };
     return l;
 }
 

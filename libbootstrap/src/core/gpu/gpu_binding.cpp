@@ -199,6 +199,41 @@ void add_nccl_hints(const GpuBindingInput& in, const GpuFact& own, GpuBinding& b
 
 }  // namespace
 
+DeviceAccess access_from_cgroups(std::string_view text) {
+    // Lines "ID:CONTROLLERS:PATH"; v1 lists a controller set per hierarchy, v2 has "0::PATH".
+    const auto task_level = [](std::string_view path) {
+        const auto slash = path.rfind('/');
+        const auto leaf = slash == std::string_view::npos ? path : path.substr(slash + 1);
+        return leaf.substr(0, 5) == "task_" && path.find("/step_") != std::string_view::npos;
+    };
+    bool v2_only = true;
+    std::optional<std::string_view> v2_path;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        const auto first = line.find(':');
+        const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);
+        if (second == std::string_view::npos) continue;
+        const auto controllers = line.substr(first + 1, second - first - 1);
+        const auto path = line.substr(second + 1);
+        if (line.substr(0, first) == "0" && controllers.empty()) {
+            v2_path = path;
+            continue;
+        }
+        v2_only = false;
+        std::string_view rest = controllers;
+        while (!rest.empty()) {
+            const auto comma = rest.find(',');
+            if (rest.substr(0, comma) == "devices")
+                return task_level(path) ? DeviceAccess::task : DeviceAccess::unknown;
+            rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+        }
+    }
+    if (v2_only && v2_path && task_level(*v2_path)) return DeviceAccess::task;
+    return DeviceAccess::unknown;
+}
+
 TaskPlace place_of_cpus(const GpuTopologyFacts& facts, const std::vector<int>& cpus) {
     auto common = [&](const std::vector<int>& of_cpu) {
         int v = -1;

@@ -33,11 +33,14 @@
 //                                       | the batch script (the batch node's view only)
 //   srun --gres=none in that job        | unset                | unset     | unset | unset
 //
-// From the source (not measurable here): with TaskPlugin=task/cgroup and ConstrainDevices=yes,
-// CUDA_VISIBLE_DEVICES holds *local* indices: 0..n-1 over the step's GPUs on the node when not
-// narrowed, and 0..k-1 over the task's own GPUs when narrowed (bit_consolidate), while
-// SLURM_STEP_GPUS keeps global indices; the device cgroup then lets each task open only its own
-// GPUs. Where gres.conf gives devices unique ids (MIG), CUDA_VISIBLE_DEVICES holds those ids.
+// With TaskPlugin=task/cgroup and ConstrainDevices=yes (measured under 22.05.8 and 26.05.3 on the
+// test cluster's production profile, cgroup v1): CUDA_VISIBLE_DEVICES holds *local* indices,
+// 0..n-1 over the step's GPUs on the node when not narrowed (SLURM_STEP_GPUS keeps the global
+// ones: a second job on GPUs 2,3 sees CUDA_VISIBLE_DEVICES=0,1, SLURM_STEP_GPUS=2,3), and 0..k-1
+// over the task's own GPUs when narrowed, where SLURM_STEP_GPUS is renumbered too (every task of
+// -n2 --gpus-per-task=1 or --gpu-bind=map_gpu:3,2,1,0 sees 0 and 0); the device cgroup then
+// lets each task open only its own GPUs, so the lists alone cannot tell which GPU a narrowed task
+// has: access_from_cgroups says that it is confined. Where gres.conf gives devices unique ids (MIG), CUDA_VISIBLE_DEVICES holds those ids.
 // SLURM_STEP_GPUS is narrowed per task exactly like CUDA_VISIBLE_DEVICES, so a narrowed task
 // cannot see its peers' GPUs from its own environment: the step-level values (before per-task
 // narrowing) are in the step environment, which a SPANK plugin reads in slurm_spank_user_init
@@ -60,6 +63,14 @@ namespace sddp {
 // Which of the step's GPUs on this node the task can open. `task` is the per-task device cgroup
 // (ConstrainDevices=yes with narrowing): reordering the list cannot give access to peers' GPUs.
 enum class DeviceAccess { unknown, node, task };
+
+// From /proc/self/cgroup: `task` where Slurm's task/cgroup put the task in a cgroup of its own
+// (".../step_S/task_N" for the devices controller on cgroup v1, or the one cgroup v2 path): there
+// Slurm confines a task it binds to GPUs (--gpus-per-task, --gpu-bind) to those GPUs and numbers
+// them from 0 (measured with ConstrainDevices=yes under 22.05 and 26.05: every such task gets
+// CUDA_VISIBLE_DEVICES=0 and SLURM_STEP_GPUS=0). `unknown` otherwise (no per-task cgroup:
+// proctrack/linuxproc, task/none, or a v1 tree without the devices controller).
+DeviceAccess access_from_cgroups(std::string_view proc_self_cgroup);
 
 // ---- Topology facts (filled by sddp_topology from hwloc and the NVIDIA driver; plain data). --
 

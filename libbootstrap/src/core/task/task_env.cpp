@@ -22,6 +22,7 @@ namespace {
 // (only local_rank differs), so rank 0 can also show what its node-mates compute.
 Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& env,
                                       const LaunchEnv& launch, const TaskHostFacts& host,
+                                      const TaskLookups& lookups,
                                       const std::optional<GpuTopologyFacts>& topology) {
     GpuBindingInput in;
     in.policy = effective_gpu_bind(opts);
@@ -31,6 +32,10 @@ Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& e
     in.local_world_size = static_cast<int>(launch.local_world_size);
     const EnvLookup no_step_env = [](std::string_view) { return std::optional<std::string>(); };
     in.slurm = read_slurm_gpu_env(env, host.step_gpu_env ? host.step_gpu_env : no_step_env);
+    // Only a task Slurm narrowed can be confined to fewer GPUs than the step has on the node.
+    const bool narrowed = in.slurm.step_visible && in.slurm.task_visible &&
+                          *in.slurm.step_visible != *in.slurm.task_visible;
+    if (narrowed && lookups.device_access) in.access = lookups.device_access();
     in.topology = topology;
     // closest needs every local task's place; task/affinity exports all their masks. Without it
     // (no CPU binding) the binding falls back to local order and says so in its description.
@@ -208,7 +213,7 @@ Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
         topology = lookups.topology(&note);
         if (!note.empty()) out.notes.push_back("topology: " + note);
     }
-    SDDP_TRY(gpu_input, binding_input(out.options, env, out.launch, host, topology));
+    SDDP_TRY(gpu_input, binding_input(out.options, env, out.launch, host, lookups, topology));
     const std::string& visible_var = gpu_input.slurm.visible_var;
     const auto step_visible = host.step_gpu_env ? host.step_gpu_env(visible_var) : std::nullopt;
 

@@ -52,6 +52,8 @@ struct TaskLookups {
         interface_towards;
     // errno of binding `port` on this node, 0 when it is free (rank 0's MASTER_PORT).
     std::function<int(std::uint16_t port)> port_bind_errno;
+    // Whether Slurm confines the task's devices to its own (core/gpu access_from_cgroups).
+    std::function<DeviceAccess()> device_access;
 };
 
 // Reading the topology costs milliseconds per task: only `closest` and the NCCL hints use it.
