@@ -22,7 +22,7 @@ stack_env() {
 }
 
 # A scratch directory every node can read (the tasks run as root on the same filesystem).
-stack_tmp() { local d; d=$(mktemp -d /tmp/sddp-stack.XXXXXX); chmod 755 "$d"; echo "$d"; }
+stack_tmp() { local d; d=$(mktemp -d "$SDDP_WORK_ROOT/sddp-stack.XXXXXX"); chmod 755 "$d"; echo "$d"; }
 
 # stack_field FIELD LINE
 stack_field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
