@@ -305,8 +305,16 @@ part_single() {
         echo "$out"
         ((rc == 0)) && ! grep -q '^SKIP' <<<"$out"
     }
+    syncbn() { # a seed-style SyncBatchNorm trainer (needs CUDA), unchanged under srun --ddp
+        local out
+        out=$("${S[@]}" --ddp --gres=gpu:1 python3 examples/pytorch/train_syncbn.py 2>&1)
+        local rc=$?
+        echo "$out"
+        ((rc == 0)) && grep -q '^syncbn ok world=1' <<<"$out"
+    }
     run cpp_allreduce "${S[@]}" --ddp --gres=gpu:1 "$allreduce"
     run pytorch_nccl pytorch_nccl
+    run syncbn syncbn
     run test_gpu_allreduce "${S[@]}" --ddp --gres=gpu:1 "$gpu_test"
     run nccl_init_bench init_bench
     # The NCCL a process already loaded is the one used (PyTorch's wheel here).
