@@ -5,21 +5,19 @@
 // by name and follow links.
 #pragma once
 
-#include <sys/types.h>
-
 #include <string>
 
 #include "core/base/result.hpp"
 
 namespace sddp {
 
-// Creates `path` and its missing parents with `mode` (& ~umask). Existing directories are fine;
-// an existing non-directory or a failed mkdir is an error naming the path and errno.
-Status make_directories(const std::string& path, mode_t mode = 0777);
-
 // `path` (absolute) as a directory only the caller can write into:
+//   - it is walked one component at a time from "/" and no symbolic link on it is followed
+//     (refused by name), so the directories checked are the ones used;
 //   - missing directories are created 0700;
-//   - every directory above must not be writable by group or others, unless sticky (/tmp);
+//   - every directory above the parent must not be writable by group or others, unless sticky
+//     and owned by root or the caller (/tmp), since the owner of a sticky directory may still
+//     rename what is in it;
 //   - its parent must be the caller's and writable by nobody else: in a shared parent another
 //     user could have made `path` first, so it is refused by name, never used;
 //   - `path` itself is created 0700 or, where another task of the step made it first, used only
