@@ -132,6 +132,10 @@ Result<RunRequest> parse_run_args(const std::vector<std::string>& args) {
         if (a == "--ddp" || a.rfind("--ddp=", 0) == 0) req.has_ddp = true;
         if (is_option(a, "-K", "--kill-on-bad-exit")) req.has_kill_on_bad_exit = true;
         if (is_option(a, "-n", "--ntasks")) req.has_ntasks = true;
+        if (is_option(a, "-e", "--error") || is_option(a, "-o", "--output") || a == "--pty" ||
+            a.rfind("--pty=", 0) == 0) {
+            req.has_own_stderr = true;
+        }
         req.srun_options.push_back(a);
     }
     if (!have_separator || req.program.empty()) {

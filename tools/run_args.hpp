@@ -36,8 +36,11 @@ struct RunRequest {
     bool has_ddp = false;                   // the user gave --ddp[=...] among them
     bool has_kill_on_bad_exit = false;      // the user gave -K/--kill-on-bad-exit among them
     bool has_ntasks = false;                // the user gave -n/--ntasks among them
-    bool help = false;                      // -h/--help before "--"
-    std::vector<std::string> program;       // everything after "--"
+    // The user chose where the tasks' stderr goes (-e/--error, or -o/--output, which takes
+    // stderr too without -e) or gave them a terminal (--pty): srun's stderr is then left as it is.
+    bool has_own_stderr = false;
+    bool help = false;                 // -h/--help before "--"
+    std::vector<std::string> program;  // everything after "--"
 };
 
 // "2" or "2-3". The error names the option and the value.

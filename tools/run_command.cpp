@@ -11,6 +11,7 @@
 #include "os/process_env.hpp"
 #include "run_args.hpp"
 #include "run_plan.hpp"
+#include "run_signals.hpp"
 #include "run_srun.hpp"
 
 namespace sddp::cli {
@@ -69,6 +70,22 @@ void say(const std::string& line, bool mid_line = false) {
     std::cerr << (mid_line ? "\n" : "") << line << std::endl;
 }
 
+// Whether srun may be given --error=/dev/fd/N to keep the tasks' stderr apart from its own
+// messages: not where the user chose where stderr goes, on the command line or in srun's
+// environment (SLURM_STDOUTMODE counts too: without -e, srun sends stderr where stdout goes).
+bool tasks_stderr_apart(const run::RunRequest& req, const EnvLookup& env) {
+    return !req.has_own_stderr && !env("SLURM_STDERRMODE") && !env("SLURM_STDOUTMODE");
+}
+
+// The end of the last summary line when a SIGUSR1/SIGUSR2 came and no srun took it (it came
+// between runs or as srun ended, and no run follows): said, not silently dropped.
+std::string held_note(run::SignalCatcher& signals) {
+    signals.collect();
+    std::string names;
+    for (int sig : signals.held()) names += (names.empty() ? "" : " and ") + signal_name(sig);
+    return names.empty() ? "" : "; " + names + " not passed on: no srun was left to take it";
+}
+
 }  // namespace
 
 int run_run_command(const std::vector<std::string>& args) {
@@ -111,9 +128,10 @@ int run_run_command(const std::vector<std::string>& args) {
     for (std::uint32_t k = 0; k < max_runs; ++k) {
         auto nodes = run::choose_run_nodes(pool, req);
         if (!nodes) return bad_input(nodes.error().message);  // checked before the restart
-        if (const int sig = (*signals)->take_pending_stop()) {
+        (*signals)->collect();
+        if (const int sig = (*signals)->stop()) {
             say("slurm-ddp run: stopped by " + signal_name(sig) + " before run " +
-                std::to_string(k + 1) + ", not restarting");
+                std::to_string(k + 1) + ", not restarting" + held_note(**signals));
             return 128 + sig;
         }
 
@@ -125,33 +143,36 @@ int run_run_command(const std::vector<std::string>& args) {
         const std::vector<std::string> extra{
             std::string(contract::kRestartsVar) + "=" + std::to_string(rec.restart_count),
             std::string(contract::kRestartsJobVar) + "=" + *job_id};
-        auto outcome =
-            run::run_srun(srun_argv(req, *nodes), extra, inherited_task_count(req), **signals);
+        const run::SrunCall call{srun_argv(req, *nodes), extra, inherited_task_count(req),
+                                 tasks_stderr_apart(req, env)};
+        auto outcome = run::run_srun(call, **signals);
         if (!outcome) return bad_input(outcome.error().message);
         rec.srun_status = outcome->status;
         rec.failure = outcome->failure;
         const int status = run::run_exit_status(rec);
 
         if (outcome->stopped_by != 0) {
-            say(run::summary_line(
-                    rec, "stopped by " + signal_name(outcome->stopped_by) + ", not restarting"),
+            say(run::summary_line(rec, "stopped by " + signal_name(outcome->stopped_by) +
+                                           ", not restarting" + held_note(**signals)),
                 outcome->stderr_mid_line);
             return 128 + outcome->stopped_by;
         }
         if (rec.srun_status == 0) {
-            say(run::summary_line(rec, ""), outcome->stderr_mid_line);
+            const std::string note = held_note(**signals);
+            say(run::summary_line(rec, note.empty() ? "" : note.substr(2)),
+                outcome->stderr_mid_line);
             return 0;
         }
         if (k + 1 == max_runs) {
-            say(run::summary_line(rec,
-                                  "no restarts left (--restarts=" + std::to_string(req.restarts) +
-                                      "), exit status " + std::to_string(status)),
+            say(run::summary_line(
+                    rec, "no restarts left (--restarts=" + std::to_string(req.restarts) +
+                             "), exit status " + std::to_string(status) + held_note(**signals)),
                 outcome->stderr_mid_line);
             return status;
         }
         if (!rec.failure || rec.failure->node.empty()) {
             say(run::summary_line(rec, "not restarting: no failed node to leave out, exit status " +
-                                           std::to_string(status)),
+                                           std::to_string(status) + held_note(**signals)),
                 outcome->stderr_mid_line);
             return status;
         }
@@ -161,14 +182,15 @@ int run_run_command(const std::vector<std::string>& args) {
         if (!in_run) {
             say(run::summary_line(rec, "not restarting: the failed node " + bad +
                                            " is not one of this run's, exit status " +
-                                           std::to_string(status)),
+                                           std::to_string(status) + held_note(**signals)),
                 outcome->stderr_mid_line);
             return status;
         }
         pool.failed.push_back(bad);
         auto next = run::choose_run_nodes(pool, req);
         if (!next) {
-            say(run::summary_line(rec, "not restarting, exit status " + std::to_string(status)),
+            say(run::summary_line(rec, "not restarting, exit status " + std::to_string(status) +
+                                           held_note(**signals)),
                 outcome->stderr_mid_line);
             bad_input(next.error().message);
             return status;

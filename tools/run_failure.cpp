@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "run_failure.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <cstdint>
@@ -60,6 +61,24 @@ std::optional<StepFailure> parse_plugin_report(std::string_view s) {
     return f;
 }
 
+// srun's task list, as Slurm's bit_fmt writes it: "3", "0-2,5". Empty when malformed.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> parse_task_list(std::string_view s) {
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
+    do {
+        const auto lo = take_number(s);
+        auto hi = lo;
+        if (lo && take_prefix(s, "-")) hi = take_number(s);
+        if (!lo || !hi || *hi < *lo) return {};
+        out.emplace_back(*lo, *hi);
+    } while (take_prefix(s, ","));
+    if (!s.empty()) return {};
+    return out;
+}
+
+bool same_end(const StepFailure& a, const StepFailure& b) {
+    return a.kind == b.kind && a.value == b.value && a.node == b.node && a.rank == b.rank;
+}
+
 }  // namespace
 
 std::optional<int> signal_from_description(std::string_view description) {
@@ -93,10 +112,11 @@ std::optional<StepFailure> parse_srun_failure_line(std::string_view line) {
     if (f.node.find(' ') != std::string::npos) return std::nullopt;
     line.remove_prefix(colon + 2);
     if (!take_prefix(line, "tasks ") && !take_prefix(line, "task ")) return std::nullopt;
-    f.rank = take_number(line);
-    if (!f.rank) return std::nullopt;
     const auto reason_at = line.find(": ");
     if (reason_at == std::string_view::npos) return std::nullopt;
+    f.tasks = parse_task_list(line.substr(0, reason_at));
+    if (f.tasks.empty()) return std::nullopt;
+    f.rank = f.tasks.front().first;
     std::string_view reason = line.substr(reason_at + 2);
     if (reason.empty()) return std::nullopt;
     if (take_prefix(reason, "Exited with exit code ")) {
@@ -157,6 +177,22 @@ std::optional<int> failure_exit_status(const StepFailure& f) {
     return std::nullopt;
 }
 
+bool srun_confirms(const StepFailure& srun, const StepFailure& report) {
+    if (!report.rank || srun.node != report.node || srun.kind != report.kind ||
+        srun.value != report.value) {
+        return false;
+    }
+    // Only an end both can name: srun's "Out Of Memory" or an unknown signal text is not one.
+    if (srun.kind != FailureKind::exit_status &&
+        (srun.kind != FailureKind::signal || srun.value == 0)) {
+        return false;
+    }
+    for (const auto& [lo, hi] : srun.tasks) {
+        if (*report.rank >= lo && *report.rank <= hi) return true;
+    }
+    return false;
+}
+
 void FirstFailureWatch::feed_line(std::string_view line) {
     if (!from_plugin_) {
         if (auto f = parse_plugin_failure_line(line)) {
@@ -167,8 +203,33 @@ void FirstFailureWatch::feed_line(std::string_view line) {
     if (!from_srun_) from_srun_ = parse_srun_failure_line(line);
 }
 
+void FirstFailureWatch::feed_srun_line(std::string_view line) {
+    auto f = parse_srun_failure_line(line);
+    if (!f) return;
+    if (!from_srun_) from_srun_ = f;
+    if (srun_reports_.size() < kMaxSrunReports) srun_reports_.push_back(std::move(*f));
+}
+
+void FirstFailureWatch::feed_task_line(std::string_view line) {
+    auto f = parse_plugin_failure_line(line);
+    if (!f || unconfirmed_.size() >= kMaxUnconfirmed) return;
+    const auto same = [&f](const StepFailure& known) { return same_end(known, *f); };
+    if (std::any_of(unconfirmed_.begin(), unconfirmed_.end(), same)) return;
+    unconfirmed_.push_back(std::move(*f));
+}
+
 std::optional<StepFailure> FirstFailureWatch::first() const {
-    return from_plugin_ ? from_plugin_ : from_srun_;
+    if (from_plugin_) return from_plugin_;
+    // srun's lines may come after the report they confirm: the report was written before the
+    // step was ended, srun's line when slurmstepd told it.
+    const auto confirmed = [this](const StepFailure& report) {
+        return std::any_of(
+            srun_reports_.begin(), srun_reports_.end(),
+            [&report](const StepFailure& srun) { return srun_confirms(srun, report); });
+    };
+    const auto it = std::find_if(unconfirmed_.begin(), unconfirmed_.end(), confirmed);
+    if (it != unconfirmed_.end()) return *it;
+    return from_srun_;
 }
 
 }  // namespace sddp::run

@@ -10,12 +10,22 @@
 // ended, and names the rank as the program knows it; so it wins when present. srun's first line
 // is the answer otherwise (steps with --ddp=keep-going, a rank killed by SIGKILL, which the
 // plugin cannot tell from a rank killed with the step, or a plugin without fail fast).
+//
+// Neither kind of line can be told from a task's own output by its text: a task may print
+// "srun: error: n1: task 0: Exited with exit code 9" (a log it replays, a test of its own). So
+// `slurm-ddp run` gives srun --error=/dev/fd/N where it can, which keeps the tasks' stderr (and
+// slurmstepd's messages, which travel as task stderr) apart from srun's own. Then srun's lines
+// are read from srun's stream alone, and a plugin report from the tasks' stream counts only where
+// one of srun's lines confirms it: the same node, a task list holding the rank, the same status
+// or signal. Where the user chose where stderr goes, both arrive mixed and are read as they come.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sddp::run {
 
@@ -27,7 +37,9 @@ enum class FailureKind {
 };
 
 struct StepFailure {
-    std::optional<std::uint32_t> rank;  // srun's task id or the plugin's rank
+    std::optional<std::uint32_t> rank;  // srun's (first) task id or the plugin's rank
+    // srun's task list ("0-2,5" as [0,2], [5,5]); empty for the plugin and a node failure.
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> tasks;
     std::string node;
     FailureKind kind = FailureKind::other;
     int value = 0;
@@ -51,15 +63,31 @@ std::string describe_reason(const StepFailure& f);
 // (node failure, unknown reason: srun's own exit status then).
 std::optional<int> failure_exit_status(const StepFailure& f);
 
-// Fed every line of srun's stderr; keeps the first report of each kind.
+// srun's report `srun` names the task and the end that the plugin's `report` names.
+bool srun_confirms(const StepFailure& srun, const StepFailure& report);
+
+// Keeps the first report of each kind, from the streams described at the top.
 class FirstFailureWatch {
   public:
+    // The most plugin reports from the tasks' stream kept until srun confirms one (distinct
+    // ones; a real report comes once per node): a task printing such lines in a loop must not
+    // make the list grow without bound.
+    static constexpr std::size_t kMaxUnconfirmed = 64;
+    static constexpr std::size_t kMaxSrunReports = 4096;
+
+    // srun's stderr where the tasks' stderr is mixed in (the user chose where it goes).
     void feed_line(std::string_view line);
+    // srun's own stderr, the tasks' kept apart: srun's reports.
+    void feed_srun_line(std::string_view line);
+    // The tasks' stderr with slurmstepd's messages: plugin reports, to be confirmed.
+    void feed_task_line(std::string_view line);
     std::optional<StepFailure> first() const;
 
   private:
     std::optional<StepFailure> from_srun_;
     std::optional<StepFailure> from_plugin_;
+    std::vector<StepFailure> srun_reports_;  // every one from srun's own stream, for confirming
+    std::vector<StepFailure> unconfirmed_;   // plugin reports from the tasks' stream, in order
 };
 
 // Splits a byte stream into lines for the watch. A line longer than kMaxLine is not a Slurm

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <set>
+#include <string_view>
+#include <utility>
 
 extern char** environ;  // NOLINT(readability-redundant-declaration): not in every unistd.h
 
@@ -25,18 +28,12 @@ constexpr auto kStopGrace = std::chrono::seconds(30);
 // How long the stderr pipe may stay open after srun ended (a process srun left behind holding
 // it); the step is over, so what such a process prints later is not this run's.
 constexpr auto kDrainLimit = std::chrono::seconds(5);
-
-int g_signal_write_fd = -1;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
-void on_signal(int sig) {
-    const int saved = errno;
-    const auto byte = static_cast<unsigned char>(sig);
-    // A full pipe means many signals are pending already: dropping this one loses nothing.
-    [[maybe_unused]] const auto n = ::write(g_signal_write_fd, &byte, 1);
-    errno = saved;
-}
-
-constexpr int kCaught[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2};
+// How long srun runs before it gets a SIGUSR1/SIGUSR2 of ours. srun passes a signal only to
+// tasks it has launched and drops one that comes before (22.05: launch_p_fwd_signal without a
+// job list yet; a node whose tasks are not running answers ESLURMD_JOB_NOTRUNNING, taken as
+// "ended"): sent the moment srun blocked it, 3 of 3 reached no task on the project's cluster,
+// where tasks start about 40 ms after srun. A second covers the launch of most steps.
+constexpr auto kLaunchSettle = std::chrono::seconds(1);
 
 Error sys_error(const std::string& what) {
     return make_error(Errc::io, what + ": " + std::strerror(errno));
@@ -100,87 +97,95 @@ class Fd {
     int fd_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<SignalCatcher>> SignalCatcher::install() {
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return sys_error("slurm-ddp run: pipe");
-    std::unique_ptr<SignalCatcher> c(new SignalCatcher());
-    c->read_fd_ = fds[0];
-    c->write_fd_ = fds[1];
-    g_signal_write_fd = fds[1];
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    for (int sig : kCaught) {
-        struct sigaction old {};
-        if (::sigaction(sig, &sa, &old) != 0) return sys_error("slurm-ddp run: sigaction");
-        c->saved_.emplace_back(sig, old);
+// One pipe from srun: its bytes go to our stderr as they come, its lines to `on_line`.
+class Stream {
+  public:
+    using OnLine = std::function<void(std::string_view)>;
+    Stream(int fd, OnLine on_line) : fd_(fd), on_line_(std::move(on_line)) {
+        if (fd_ >= 0) ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
     }
-    struct sigaction ignore {};
-    ignore.sa_handler = SIG_IGN;
-    sigemptyset(&ignore.sa_mask);
-    struct sigaction old {};
-    if (::sigaction(SIGPIPE, &ignore, &old) != 0) return sys_error("slurm-ddp run: sigaction");
-    c->saved_.emplace_back(SIGPIPE, old);
-    return c;
-}
+    bool open() const { return fd_ >= 0; }
+    int fd() const { return fd_; }  // -1 once closed: poll skips it
 
-SignalCatcher::~SignalCatcher() {
-    for (const auto& [sig, old] : saved_) ::sigaction(sig, &old, nullptr);
-    g_signal_write_fd = -1;
-    if (read_fd_ >= 0) ::close(read_fd_);
-    if (write_fd_ >= 0) ::close(write_fd_);
-}
-
-int SignalCatcher::take_pending_stop() const {
-    unsigned char sigs[64];
-    int stop = 0;
-    for (;;) {
-        const ssize_t n = ::read(read_fd_, sigs, sizeof sigs);
-        if (n <= 0) break;
-        for (ssize_t i = 0; i < n; ++i) {
-            if (stop == 0 && sigs[i] != SIGUSR1 && sigs[i] != SIGUSR2) stop = sigs[i];
+    // After poll said `revents`: reads what there is; `mid_line` says whether the last byte
+    // written to our stderr (from either stream) ended a line.
+    void pass_on(short revents, std::vector<char>& buf, bool& mid_line) {
+        if (fd_ < 0 || (revents & (POLLIN | POLLHUP | POLLERR)) == 0) return;
+        for (;;) {
+            const ssize_t n = ::read(fd_, buf.data(), buf.size());
+            if (n > 0) {
+                const auto size = static_cast<std::size_t>(n);
+                write_all(STDERR_FILENO, buf.data(), size);
+                mid_line = buf[size - 1] != '\n';
+                lines_.feed(std::string_view(buf.data(), size), on_line_);
+                continue;
+            }
+            if (n < 0 && errno == EINTR) continue;
+            if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) fd_ = -1;  // its Fd closes it
+            return;
         }
     }
-    return stop;
-}
+    void finish() { lines_.finish(on_line_); }
 
-Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
-                             const std::vector<std::string>& set,
-                             const std::vector<std::string>& unset, const SignalCatcher& signals) {
-    std::vector<std::string> args = argv;
-    std::vector<std::string> envs = child_environment(set, unset);
-    std::vector<char*> c_args = c_strings(args);
-    std::vector<char*> c_env = c_strings(envs);
+  private:
+    int fd_;
+    OnLine on_line_;
+    LineSplitter lines_;
+};
 
+}  // namespace
+
+Result<SrunOutcome> run_srun(const SrunCall& call, SignalCatcher& signals) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return sys_error("slurm-ddp run: pipe");
     Fd err_read(fds[0]);
     Fd err_write(fds[1]);
+    fds[0] = fds[1] = -1;
+    if (call.tasks_stderr_apart && ::pipe2(fds, O_CLOEXEC) != 0) {
+        return sys_error("slurm-ddp run: pipe");
+    }
+    Fd task_read(fds[0]);
+    Fd task_write(fds[1]);
+    std::vector<std::string> args = call.argv;
+    if (call.tasks_stderr_apart) {
+        // The child keeps this descriptor open across exec, so the name stands for the pipe.
+        args.insert(args.begin() + 1, "--error=/dev/fd/" + std::to_string(task_write.get()));
+    }
+    std::vector<std::string> envs = child_environment(call.set, call.unset);
+    std::vector<char*> c_args = c_strings(args);
+    std::vector<char*> c_env = c_strings(envs);
+
+    const auto started = Clock::now();
     const pid_t pid = ::fork();
     if (pid < 0) return sys_error("slurm-ddp run: fork");
     if (pid == 0) {
         // srun starts with the dispositions a fresh process has; until exec, a signal must not
         // reach our handler, whose pipe the parent reads.
-        for (int sig : kCaught) (void)::signal(sig, SIG_DFL);
-        (void)::signal(SIGPIPE, SIG_DFL);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGPIPE}) {
+            (void)::signal(sig, SIG_DFL);
+        }
         if (::dup2(err_write.get(), STDERR_FILENO) < 0) ::_exit(127);
+        if (task_write.get() >= 0 && ::fcntl(task_write.get(), F_SETFD, 0) != 0) ::_exit(127);
         ::execvpe(c_args[0], c_args.data(), c_env.data());
-        const std::string msg = "slurm-ddp run: error: cannot start " + argv[0] + ": " +
+        const std::string msg = "slurm-ddp run: error: cannot start " + call.argv[0] + ": " +
                                 std::strerror(errno) + " (is Slurm's srun on PATH?)\n";
         write_all(STDERR_FILENO, msg.data(), msg.size());
         ::_exit(127);
     }
     err_write.reset();
-    ::fcntl(err_read.get(), F_SETFL, ::fcntl(err_read.get(), F_GETFL) | O_NONBLOCK);
+    task_write.reset();
 
     SrunOutcome out;
     FirstFailureWatch watch;
-    LineSplitter lines;
-    const auto on_line = [&watch](std::string_view line) { watch.feed_line(line); };
-    bool pipe_open = true;
+    Stream srun_stream(err_read.get(), [&watch, &call](std::string_view line) {
+        if (call.tasks_stderr_apart) {
+            watch.feed_srun_line(line);
+        } else {
+            watch.feed_line(line);
+        }
+    });
+    Stream task_stream(task_read.get(),
+                       [&watch](std::string_view line) { watch.feed_task_line(line); });
     bool exited = false;
     bool killed = false;
     int wait_status = 0;
@@ -188,39 +193,18 @@ Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
     Clock::time_point drain_deadline{};
     std::vector<char> buf(std::size_t{64} * 1024);
 
-    while (pipe_open || !exited) {
-        pollfd p[2] = {{pipe_open ? err_read.get() : -1, POLLIN, 0},
+    while (srun_stream.open() || task_stream.open() || !exited) {
+        // While a signal waits for srun to be able to take it, look again soon.
+        const bool waiting = !exited && out.stopped_by == 0 && !signals.held().empty();
+        pollfd p[3] = {{srun_stream.fd(), POLLIN, 0},
+                       {task_stream.fd(), POLLIN, 0},
                        {signals.read_fd(), POLLIN, 0}};
-        if (::poll(p, 2, 200) < 0 && errno != EINTR) return sys_error("slurm-ddp run: poll");
-        if (pipe_open && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-            for (;;) {
-                const ssize_t n = ::read(err_read.get(), buf.data(), buf.size());
-                if (n > 0) {
-                    write_all(STDERR_FILENO, buf.data(), static_cast<std::size_t>(n));
-                    out.stderr_mid_line = buf[static_cast<std::size_t>(n) - 1] != '\n';
-                    lines.feed(std::string_view(buf.data(), static_cast<std::size_t>(n)), on_line);
-                    continue;
-                }
-                if (n < 0 && errno == EINTR) continue;
-                if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK)) pipe_open = false;
-                break;
-            }
+        if (::poll(p, 3, waiting ? 10 : 200) < 0 && errno != EINTR) {
+            return sys_error("slurm-ddp run: poll");
         }
-        if ((p[1].revents & POLLIN) != 0) {
-            unsigned char sigs[64];
-            const ssize_t n = ::read(signals.read_fd(), sigs, sizeof sigs);
-            for (ssize_t i = 0; i < n; ++i) {
-                const int sig = sigs[i];
-                if (exited) continue;
-                if (sig == SIGUSR1 || sig == SIGUSR2) {
-                    ::kill(pid, sig);
-                } else if (out.stopped_by == 0) {
-                    out.stopped_by = sig;
-                    ::kill(pid, SIGTERM);  // srun cancels the step
-                    stop_deadline = Clock::now() + kStopGrace;
-                }
-            }
-        }
+        srun_stream.pass_on(p[0].revents, buf, out.stderr_mid_line);
+        task_stream.pass_on(p[1].revents, buf, out.stderr_mid_line);
+        if ((p[2].revents & POLLIN) != 0) signals.collect();
         const auto now = Clock::now();
         if (!exited) {
             const pid_t r = ::waitpid(pid, &wait_status, WNOHANG);
@@ -231,13 +215,25 @@ Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
                 return sys_error("slurm-ddp run: waitpid");
             }
         }
+        if (!exited && out.stopped_by == 0 && signals.stop() != 0) {
+            out.stopped_by = signals.stop();
+            ::kill(pid, SIGTERM);  // srun cancels the step
+            stop_deadline = now + kStopGrace;
+        }
+        if (!exited && out.stopped_by == 0 && now - started >= kLaunchSettle) {
+            const std::vector<int> held = signals.held();
+            for (int sig : held) {
+                if (process_takes_signal(pid, sig) && ::kill(pid, sig) == 0) signals.passed_on(sig);
+            }
+        }
         if (out.stopped_by != 0 && !exited && !killed && now > stop_deadline) {
             ::kill(pid, SIGKILL);
             killed = true;
         }
-        if (exited && pipe_open && now > drain_deadline) break;
+        if (exited && (srun_stream.open() || task_stream.open()) && now > drain_deadline) break;
     }
-    lines.finish(on_line);
+    srun_stream.finish();
+    task_stream.finish();
     out.status = shell_status(wait_status);
     out.failure = watch.first();
     return out;

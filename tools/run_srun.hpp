@@ -1,45 +1,34 @@
 // SPDX-License-Identifier: Apache-2.0
 // One srun of `slurm-ddp run`: started with its stderr through a pipe that this process copies,
 // byte for byte and as it comes, to its own stderr (nothing the program prints is lost or held
-// back), while the copy is read for the step's first failure.
+// back), while the copy is read for the step's first failure. Where the user left the tasks'
+// stderr to srun, srun gets --error=/dev/fd/N, N a second pipe copied the same way: srun then
+// writes the tasks' stderr there and keeps its own messages on its stderr (Slurm's
+// launch_common_set_stdio_fds: a file name without a %-pattern is opened by srun itself), so a
+// task printing what looks like srun's report is not taken for it (run_failure.hpp).
 //
 // SIGINT, SIGTERM and SIGHUP end the run: srun gets SIGTERM (which makes it cancel the step) and,
-// if it has not ended 30 s later, SIGKILL. SIGUSR1 and SIGUSR2 are passed on to srun, which
-// passes them to the tasks (a trainer's checkpoint signal), and the run goes on.
+// if it has not ended 30 s later, SIGKILL. SIGUSR1 and SIGUSR2 are passed on to srun once it can
+// take them (run_signals.hpp) and has had time to launch the tasks it would pass them to, and the
+// run goes on.
 #pragma once
 
-#include <csignal>
-#include <memory>
 #include <optional>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "core/base/result.hpp"
 #include "run_failure.hpp"
+#include "run_signals.hpp"
 
 namespace sddp::run {
 
-// Catches the signals above for the life of the object (one at a time per process) and turns
-// them into bytes on a pipe; the old dispositions come back with it. SIGPIPE is ignored
-// meanwhile, so a closed stderr does not end this process while srun runs.
-class SignalCatcher {
-  public:
-    static Result<std::unique_ptr<SignalCatcher>> install();
-    ~SignalCatcher();
-    SignalCatcher(const SignalCatcher&) = delete;
-    SignalCatcher& operator=(const SignalCatcher&) = delete;
-
-    int read_fd() const { return read_fd_; }
-    // A SIGINT, SIGTERM or SIGHUP that came while no srun ran (0: none); USR1/USR2 then had no
-    // step to go to and are dropped.
-    int take_pending_stop() const;
-
-  private:
-    SignalCatcher() = default;
-    int read_fd_ = -1;
-    int write_fd_ = -1;
-    std::vector<std::pair<int, struct sigaction>> saved_;
+struct SrunCall {
+    std::vector<std::string> argv;   // argv[0] is looked up on PATH
+    std::vector<std::string> set;    // "NAME=value", replacing the same names of ours
+    std::vector<std::string> unset;  // names of ours srun does not get
+    // Add --error=/dev/fd/N (after argv[0]) and read the tasks' stderr apart from srun's own.
+    bool tasks_stderr_apart = false;
 };
 
 struct SrunOutcome {
@@ -49,11 +38,9 @@ struct SrunOutcome {
     bool stderr_mid_line = false;  // the last byte passed on was not a newline
 };
 
-// Runs argv (argv[0] is looked up on PATH) with this process's environment, less the names in
-// `unset`, plus `set` ("NAME=value"), and waits for it. An error only when srun could not be
-// started.
-Result<SrunOutcome> run_srun(const std::vector<std::string>& argv,
-                             const std::vector<std::string>& set,
-                             const std::vector<std::string>& unset, const SignalCatcher& signals);
+// Runs the call with this process's environment changed as it says, and waits for it. SIGUSR1
+// and SIGUSR2 held in `signals` are passed on once srun can take them; those left held when srun
+// ended stay there for the next run. An error only when srun could not be started.
+Result<SrunOutcome> run_srun(const SrunCall& call, SignalCatcher& signals);
 
 }  // namespace sddp::run

@@ -52,7 +52,9 @@ for page, text in every_page:
         check(os.path.exists(os.path.normpath(os.path.join(here, target))), f"{page}: link {target} exists")
 
 # 3. Every --ddp=VALUE in a code block parses; every plugin-argument line validates.
-blocks = "\n".join(b for _, text in every_page for b in re.findall(r"```(?:sh|c|cpp)?\n(.*?)```", text, re.S))
+# Any fence opens a block (```python too): a fence the pattern skipped would pair the next ones
+# wrongly and read the prose between two blocks as code.
+blocks = "\n".join(b for _, text in every_page for b in re.findall(r"```[\w+-]*\n(.*?)```", text, re.S))
 for value in sorted(set(re.findall(r"--ddp=([\w=,.-]+)", blocks))):
     r = subprocess.run([cli, "check-options", value], capture_output=True, text=True)
     check(r.returncode == 0, f"--ddp={value} is accepted ({r.stderr.strip()})")

@@ -3,7 +3,8 @@
 # `slurm-ddp run --restarts=N`: inside a 2-node allocation, a 1-node --ddp step that fails on n1
 # starts again on n2 with SLURM_DDP_RESTARTS one higher; the summary lines name the run, its
 # nodes, the first failed rank, its node and the reason; the exit status is the last run's; srun's
-# and the program's stderr reach the user unchanged; signals end the run without a restart.
+# and the program's stderr reach the user unchanged; a task printing lines that look like srun's or
+# the plugin's reports is not taken for them; signals end the run without a restart.
 source "$(dirname "$0")/lib.sh"
 TOOL="$SDDP_BUILD_DIR/tools/slurm-ddp"
 [ -x "$TOOL" ] || skip "slurm-ddp not built: $TOOL"
@@ -24,6 +25,10 @@ if [ "$2" = always ] || [ "${SLURM_DDP_RESTARTS:-0}" -lt "$2" ]; then
         rank1-exit7) if [ "$RANK" = 1 ]; then sleep 1; exit 7; fi; sleep 30 ;;  # rank 0 prints first
         rank0-exit7) if [ "$RANK" = 0 ]; then exit 7; fi; sleep 30 ;;
         segv) ulimit -c 0; kill -SEGV $$ ;;
+        lookalike-exit7)  # lines like srun's and the plugin's, naming n2, before the real end
+            echo "srun: error: n2: task 0: Exited with exit code 9" >&2
+            echo "slurmstepd-n2: error: slurm-ddp: rank 0 on n2 ended with exit status 9; ending the other ranks of step ${SLURM_JOB_ID}.${SLURM_STEP_ID} (--ddp=keep-going keeps them running)" >&2
+            exit 7 ;;
     esac
 fi
 exit 0
@@ -105,7 +110,61 @@ expect_contains "SIGTERM: the run says it was stopped" "$out" "stopped by SIGTER
 expect_eq "SIGTERM: no restart" "$(summaries | wc -l)" 1
 if [ "$took" -lt 30 ]; then pass "SIGTERM: the step ended ($took s)"; else fail "SIGTERM: took $took s"; fi
 
-# 6. Outside an allocation, and bad input: clear errors, srun never started.
+# 6. A task prints, before it fails on n1, a line like srun's and one like the plugin's report,
+# both naming n2. They pass through, but the summary names the real failure (rank 0 on n1) and the
+# restart leaves n1 out, with the plugin's fail fast (its real report, which srun confirms) and
+# without it (srun's own line).
+for ddp in --ddp --ddp=keep-going; do
+    in_alloc 2 "$TOOL" run --restarts=1 -N1 --ntasks-per-node=1 "$ddp" -- "$dir/prog.sh" lookalike-exit7 1
+    expect_eq "look-alike lines ($ddp): the second run succeeded" "$rc" 0
+    expect_contains "look-alike lines ($ddp): run 1 names the real failure" "$out" \
+        "run 1 of 2 on n1 (SLURM_DDP_RESTARTS=0): failed, rank 0 on n1: exit status 7; restarting without n1 on n2"
+    expect_contains "look-alike lines ($ddp): the task's lines pass through" "$out" \
+        "srun: error: n2: task 0: Exited with exit code 9"
+    expect_contains "look-alike lines ($ddp): srun's own line passes through" "$out" \
+        "srun: error: n1: task 0: Exited with exit code 7"
+done
+# The same with the user's own -e: srun's stderr is read as before (documented: the look-alike
+# line can then be taken), and the tasks' stderr goes to the user's file.
+in_alloc 2 "$TOOL" run --restarts=1 -N1 --ntasks-per-node=1 -e "$dir/err.%j" -- "$dir/prog.sh" exit7 1
+expect_eq "own -e: the second run succeeded" "$rc" 0
+expect_contains "own -e: run 1 read from srun's stderr" "$out" \
+    "run 1 of 2 on n1 (SLURM_DDP_RESTARTS=0): failed, rank 0 on n1: exit status 7; restarting without n1 on n2"
+if grep -qs '^prog-stderr rank=0' "$dir"/err.*; then
+    pass "own -e: the tasks' stderr went to the user's file"
+else
+    fail "own -e: no task stderr in $dir/err.*"
+fi
+
+# 7. SIGUSR1 between two runs, sent as soon as run 1's summary says it restarts: no srun runs
+# then, or the next has just started and has no task yet (srun would drop the signal). It is held
+# and passed to the next srun once that srun's tasks run; the program there takes it.
+cat >"$dir/usr1.sh" <<'EOF'
+#!/bin/bash
+trap 'echo "prog got USR1 restarts=$SLURM_DDP_RESTARTS"; exit 0' USR1
+[ "${SLURM_DDP_RESTARTS:-0}" = 0 ] && exit 7
+for _ in $(seq 100); do sleep 0.1; done
+echo "prog no USR1 restarts=$SLURM_DDP_RESTARTS"
+exit 4
+EOF
+chmod 755 "$dir/usr1.sh"
+cat >"$dir/between.sh" <<EOF
+#!/bin/bash
+"$TOOL" run --restarts=1 -N1 --ntasks-per-node=1 -- "$dir/usr1.sh" 2>"$dir/between.err" &
+pid=\$!
+for _ in \$(seq 500); do grep -q "restarting without" "$dir/between.err" && break; sleep 0.02; done
+kill -USR1 \$pid
+wait \$pid
+echo "run-rc=\$?"
+cat "$dir/between.err"
+EOF
+in_alloc 2 bash "$dir/between.sh"
+expect_contains "USR1 between runs: the next run's program got it" "$out" "prog got USR1 restarts=1"
+expect_contains "USR1 between runs: the command succeeded" "$out" "run-rc=0"
+expect_contains "USR1 between runs: run 2 succeeded" "$out" \
+    "run 2 of 2 on n2 (SLURM_DDP_RESTARTS=1): succeeded"
+
+# 8. Outside an allocation, and bad input: clear errors, srun never started.
 rc=0
 out=$(env -u SLURM_JOB_ID "$TOOL" run -N1 -- true 2>&1) || rc=$?
 expect_eq "no allocation: exit status" "$rc" 1

@@ -1,16 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // `slurm-ddp run --restarts`: its arguments, the first failure read from srun's stderr, the
-// nodes of each run and the summary line.
+// nodes of each run, the summary line, and when srun can take a signal.
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "run_args.hpp"
 #include "run_failure.hpp"
 #include "run_plan.hpp"
+#include "run_signals.hpp"
 
 namespace sddp::run {
 namespace {
@@ -70,6 +74,22 @@ TEST(RunArgs, NotesDdpAndKillOnBadExitAndPassesThemOn) {
                           Args{"-N1", "--ntasks=4", "--", "p"}}) {
         EXPECT_TRUE(parse_run_args(a)->has_ntasks) << a[1];
     }
+}
+
+TEST(RunArgs, NotesWhereTheUserSendsStderr) {
+    EXPECT_FALSE(parse_run_args({"-N1", "-l", "-u", "--", "p", "-e", "x"})->has_own_stderr);
+    for (const Args& a :
+         {Args{"-N1", "-e", "err.%t", "--", "p"}, Args{"-N1", "-eerr", "--", "p"},
+          Args{"-N1", "--error=err", "--", "p"}, Args{"-N1", "--error", "err", "--", "p"},
+          Args{"-N1", "-o", "out", "--", "p"}, Args{"-N1", "--output=out", "--", "p"},
+          Args{"-N1", "--pty", "--", "p"}}) {
+        auto r = parse_run_args(a);
+        ASSERT_TRUE(r.ok()) << r.error().message;
+        EXPECT_TRUE(r->has_own_stderr) << a[1];
+        EXPECT_EQ(r->srun_options.front(), a[1]) << "passed on unchanged";
+    }
+    // --input moves stdin only; --export is not --error.
+    EXPECT_FALSE(parse_run_args({"-N1", "--input=in", "--export=ALL", "--", "p"})->has_own_stderr);
 }
 
 TEST(RunArgs, RestartsOutsideTheRangeNameTheValueAndTheFix) {
@@ -248,6 +268,88 @@ TEST(RunFailure, WatchPrefersThePluginAndKeepsTheFirstOfEach) {
     EXPECT_EQ(w.first()->node, "n2");
 }
 
+TEST(RunFailure, ReadsSrunsTaskLists) {
+    auto f = parse_srun_failure_line("srun: error: n1: tasks 0-2,5,7-8: Killed");
+    ASSERT_TRUE(f);
+    EXPECT_EQ(f->rank, 0u);
+    EXPECT_EQ(f->tasks,
+              (std::vector<std::pair<std::uint32_t, std::uint32_t>>{{0, 2}, {5, 5}, {7, 8}}));
+    for (const char* bad :
+         {"srun: error: n1: tasks 0-,5: Killed", "srun: error: n1: tasks 2-1: Killed",
+          "srun: error: n1: tasks 0,: Killed", "srun: error: n1: task : Killed"}) {
+        EXPECT_FALSE(parse_srun_failure_line(bad)) << bad;
+    }
+}
+
+TEST(RunFailure, SrunConfirmsOnlyTheSameRankNodeAndEnd) {
+    const auto srun =
+        *parse_srun_failure_line("srun: error: n2: tasks 2-3: Exited with exit code 5");
+    const auto report = [](const char* line) {
+        return *parse_plugin_failure_line(std::string(line) +
+                                          "; ending the other ranks of step 42.0");
+    };
+    EXPECT_TRUE(srun_confirms(srun, report("rank 3 on n2 ended with exit status 5")));
+    EXPECT_TRUE(srun_confirms(srun, report("rank 2 on n2 ended with exit status 5")));
+    EXPECT_FALSE(srun_confirms(srun, report("rank 4 on n2 ended with exit status 5")));
+    EXPECT_FALSE(srun_confirms(srun, report("rank 3 on n1 ended with exit status 5")));
+    EXPECT_FALSE(srun_confirms(srun, report("rank 3 on n2 ended with exit status 6")));
+    EXPECT_FALSE(srun_confirms(srun, report("rank 3 on n2 was killed by signal 5 (SIGTRAP)")));
+    const auto segv = *parse_srun_failure_line("srun: error: n1: task 0: Segmentation fault");
+    EXPECT_TRUE(srun_confirms(segv, report("rank 0 on n1 was killed by signal 11 (SIGSEGV)")));
+    const auto node = *parse_srun_failure_line("srun: error: Node failure on n1");
+    EXPECT_FALSE(srun_confirms(node, report("rank 0 on n1 ended with exit status 1")));
+}
+
+TEST(RunFailure, WatchReadsEachStreamForItsOwnReports) {
+    // The tasks' stream: a task's look-alike of srun's line is not srun's.
+    FirstFailureWatch w;
+    w.feed_task_line("srun: error: n1: task 0: Exited with exit code 9");
+    EXPECT_FALSE(w.first());
+    // srun's stream: its own line counts.
+    w.feed_srun_line("srun: error: n2: task 0: Exited with exit code 7");
+    ASSERT_TRUE(w.first());
+    EXPECT_EQ(w.first()->node, "n2");
+    EXPECT_EQ(w.first()->value, 7);
+    EXPECT_FALSE(w.first()->from_plugin);
+}
+
+TEST(RunFailure, WatchPrefersAReportOnlyOnceSrunConfirmsIt) {
+    FirstFailureWatch w;
+    // A task's look-alike report first, then the real one, then srun's lines in its own order.
+    w.feed_task_line(
+        "slurm-ddp: rank 0 on n1 ended with exit status 9; ending the other ranks of step 9.0");
+    w.feed_task_line(
+        "3: slurmstepd-n2: error: slurm-ddp: rank 3 on n2 ended with exit status 7; ending the "
+        "other ranks of step 9.0");
+    EXPECT_FALSE(w.first()) << "no report counts before srun confirms it";
+    w.feed_srun_line("srun: error: n1: tasks 0-2: Killed");
+    ASSERT_TRUE(w.first());
+    EXPECT_FALSE(w.first()->from_plugin);
+    EXPECT_EQ(w.first()->node, "n1");
+    w.feed_srun_line("srun: error: n2: task 3: Exited with exit code 7");
+    ASSERT_TRUE(w.first());
+    EXPECT_TRUE(w.first()->from_plugin);
+    EXPECT_EQ(w.first()->rank, 3u);
+    EXPECT_EQ(w.first()->node, "n2");
+}
+
+TEST(RunFailure, WatchKeepsABoundedNumberOfUnconfirmedReports) {
+    FirstFailureWatch w;
+    for (std::uint32_t i = 0; i < FirstFailureWatch::kMaxUnconfirmed + 10; ++i) {
+        w.feed_task_line("slurm-ddp: rank " + std::to_string(i) +
+                         " on n9 ended with exit status 1; ending the other ranks of step 9.0");
+    }
+    w.feed_task_line(
+        "slurm-ddp: rank 1 on n2 ended with exit status 7; ending the other ranks of step 9.0");
+    w.feed_srun_line("srun: error: n2: task 1: Exited with exit code 7");
+    ASSERT_TRUE(w.first());
+    // The real report came after the list was full: srun's own line stands in, with the same
+    // answer.
+    EXPECT_FALSE(w.first()->from_plugin);
+    EXPECT_EQ(w.first()->rank, 1u);
+    EXPECT_EQ(w.first()->node, "n2");
+}
+
 TEST(RunFailure, LineSplitterJoinsChunksAndDropsOverlongLines) {
     std::vector<std::string> got;
     LineSplitter s;
@@ -340,6 +442,44 @@ TEST(RunPlan, SummaryLineNamesRunNodesRankAndReason) {
 
     r.failure.reset();
     EXPECT_TRUE(has(summary_line(r, ""), "failed with srun exit status 1, no failed rank"));
+}
+
+// ---- signals ----
+
+std::string proc_status(const char* state, const char* blk, const char* ign, const char* cgt) {
+    return std::string("Name:\tsrun\nState:\t") + state + "\nSigQ:\t0/1\nSigPnd:\t0\nShdPnd:\t0\n" +
+           "SigBlk:\t" + blk + "\nSigIgn:\t" + ign + "\nSigCgt:\t" + cgt + "\n";
+}
+
+TEST(RunSignals, SrunTakesASignalOnceItBlocksCatchesOrIgnoresIt) {
+    constexpr const char* kNone = "0000000000000000";
+    constexpr const char* kUsr1 = "0000000000000200";  // bit 9: SIGUSR1 (10)
+    // Just after exec: SIGUSR1's default action would end srun.
+    EXPECT_FALSE(status_takes_signal(
+        proc_status("S (sleeping)", kNone, "0000000000000004", "0000000000010002"), SIGUSR1));
+    EXPECT_TRUE(status_takes_signal(proc_status("S (sleeping)", kUsr1, kNone, kNone), SIGUSR1));
+    EXPECT_TRUE(status_takes_signal(proc_status("R (running)", kNone, kUsr1, kNone), SIGUSR1));
+    EXPECT_TRUE(status_takes_signal(proc_status("S (sleeping)", kNone, kNone, kUsr1), SIGUSR1));
+    EXPECT_FALSE(status_takes_signal(proc_status("S (sleeping)", kUsr1, kNone, kNone), SIGUSR2));
+    EXPECT_TRUE(status_takes_signal(proc_status("S (sleeping)", "0000000000000a00", kNone, kNone),
+                                    SIGUSR2));
+    // Ended: a signal sent now would be lost with it.
+    EXPECT_FALSE(status_takes_signal(proc_status("Z (zombie)", kUsr1, kNone, kUsr1), SIGUSR1));
+    EXPECT_FALSE(status_takes_signal("", SIGUSR1));
+    EXPECT_FALSE(status_takes_signal(proc_status("S (sleeping)", "zz", kNone, kNone), SIGUSR1));
+}
+
+TEST(RunSignals, ReadsThisProcesssOwnStatus) {
+    // gtest's process catches neither signal by default; blocking one shows at once.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGUSR2);
+    sigset_t old;
+    ASSERT_EQ(::sigprocmask(SIG_BLOCK, &set, &old), 0);
+    EXPECT_TRUE(process_takes_signal(::getpid(), SIGUSR2));
+    ASSERT_EQ(::sigprocmask(SIG_SETMASK, &old, nullptr), 0);
+    EXPECT_FALSE(process_takes_signal(::getpid(), SIGUSR2));
+    EXPECT_FALSE(process_takes_signal(-1, SIGUSR2));
 }
 
 }  // namespace
