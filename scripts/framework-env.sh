@@ -6,7 +6,8 @@
 #   bash scripts/framework-env.sh torch    # torch, Lightning, Accelerate, Transformers, DeepSpeed, ...
 #   bash scripts/framework-env.sh jax      # JAX on CPU
 #   bash scripts/framework-env.sh tf       # TensorFlow on CPU
-#   bash scripts/framework-env.sh all      # the three, one path a line
+#   bash scripts/framework-env.sh horovod  # Horovod 0.28.1 compiled against Debian's torch 1.13
+#   bash scripts/framework-env.sh all      # the four, one path a line
 #
 # requirements-NAME.txt names what the tests need, pinned; constraints-NAME.txt pins every package
 # that comes with them (a pip freeze of a build that ran), so a rebuild gets the same versions.
@@ -40,9 +41,24 @@ find_python() {
 build_env() {
     local name=$1 req="$ROOT/tests/frameworks/requirements-$1.txt" python key dir t0=$SECONDS
     local cons="$ROOT/tests/frameworks/constraints-$1.txt"
-    [ -f "$req" ] || die "no requirements file for '$name' ($req); use torch, jax, tf or all"
-    python=$(find_python) ||
-        die "Python $PYTHON_SERIES not found (JAX 0.12 needs >= 3.12): install it or set SDDP_FRAMEWORK_PYTHON"
+    local venv_flags=()
+    [ -f "$req" ] || die "no requirements file for '$name' ($req); use torch, jax, tf, horovod or all"
+    if [ "$name" = horovod ]; then
+        # Horovod 0.28.1's torch adapter is C++14/17 and torch 2.15's headers need C++20: it is
+        # built against Debian's torch 1.13 (python3-torch, libtorch-dev, pybind11-dev), so the
+        # environment is Debian's Python with its system packages, and Debian's Open MPI.
+        python=/usr/bin/python3
+        "$python" -c 'import torch, torch.utils.cpp_extension' 2>/dev/null ||
+            die "horovod: Debian's python3-torch is missing (tests/cluster/install-deps.sh installs it)"
+        [ -f /usr/include/torch/extension.h ] && [ -f /usr/include/pybind11/pybind11.h ] ||
+            die "horovod: libtorch-dev and pybind11-dev are missing (tests/cluster/install-deps.sh)"
+        venv_flags=(--system-site-packages)
+        export HOROVOD_WITH_PYTORCH=1 HOROVOD_WITH_MPI=1 HOROVOD_WITH_GLOO=1 \
+            HOROVOD_WITHOUT_TENSORFLOW=1 HOROVOD_WITHOUT_MXNET=1 MAKEFLAGS=-j"$(nproc)"
+    else
+        python=$(find_python) ||
+            die "Python $PYTHON_SERIES not found (JAX 0.12 needs >= 3.12): install it or set SDDP_FRAMEWORK_PYTHON"
+    fi
     key=$({ cat "$req" "$cons" "$0"; "$python" -c 'import sys; print(sys.version)'; } | sha256sum | cut -c1-12)
     dir="$CACHE/$name-$key"
     if [ -f "$dir/.complete" ]; then
@@ -58,7 +74,7 @@ build_env() {
     if [ -f "$dir/.complete" ]; then echo "$dir"; return 0; fi
     rm -rf "$dir"
     log "$name: building $dir from $req with $python (first run: several minutes)"
-    "$python" -m venv "$dir"
+    "$python" -m venv "${venv_flags[@]}" "$dir"
     local pip=("$dir/bin/python" -m pip --disable-pip-version-check --no-input -q)
     local pins=(-c "$cons")
     "${pip[@]}" install --upgrade pip setuptools wheel
@@ -74,7 +90,7 @@ build_env() {
 }
 
 case "${1:-}" in
-    all) for n in torch jax tf; do build_env "$n"; done ;;
-    torch | jax | tf) build_env "$1" ;;
-    *) die "usage: $0 torch|jax|tf|all" ;;
+    all) for n in torch jax tf horovod; do build_env "$n"; done ;;
+    torch | jax | tf | horovod) build_env "$1" ;;
+    *) die "usage: $0 torch|jax|tf|horovod|all" ;;
 esac

@@ -38,8 +38,9 @@ packages=(
   elfutils gdb
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
-  # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests.
-  packages+=(python3-torch)
+  # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests; its C++ headers and
+  # pybind11 for building Horovod's torch adapter (scripts/framework-env.sh horovod).
+  packages+=(python3-torch libtorch-dev pybind11-dev)
 fi
 
 # dpkg-query prints "ii " for an installed package and nothing for one it has never heard
