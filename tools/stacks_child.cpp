@@ -5,12 +5,11 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -48,7 +47,8 @@ bool wait_exit(pid_t pid, int* status, std::chrono::steady_clock::time_point unt
 }  // namespace
 
 ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milliseconds budget,
-                        const std::vector<std::string>& env) {
+                        const std::vector<std::string>& env,
+                        const std::function<bool(std::string_view)>& enough) {
     ChildResult r;
     if (argv.empty()) {
         r.error = "no command";
@@ -94,7 +94,8 @@ ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milli
     }
     r.started = true;
 
-    const auto deadline = std::chrono::steady_clock::now() + budget;
+    auto deadline = std::chrono::steady_clock::now() + budget;
+    bool complete = false;
     pollfd fds[2] = {{out.fd[0], POLLIN, 0}, {err.fd[0], POLLIN, 0}};
     while (fds[0].fd >= 0 || fds[1].fd >= 0) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -119,54 +120,29 @@ ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milli
             if (sink.size() < (i == 0 ? kMaxOut : kMaxErr)) {
                 sink.append(buf, static_cast<std::size_t>(got));
             }
+            if (i == 0 && enough && !complete && enough(r.out)) {
+                complete = true;
+                deadline =
+                    std::min(deadline, std::chrono::steady_clock::now() + std::chrono::seconds(2));
+            }
         }
     }
     int status = 0;
+    // Both pipes closed is not an exit: a child may close them and still hang.
+    if (!r.timed_out && !wait_exit(pid, &status, deadline)) r.timed_out = true;
     if (r.timed_out) {
         ::kill(-pid, SIGTERM);
         if (!wait_exit(pid, &status, std::chrono::steady_clock::now() + std::chrono::seconds(2))) {
             ::kill(-pid, SIGKILL);
-            wait_exit(pid, &status, std::chrono::steady_clock::time_point::max());
+            // SIGKILL waits for a task in D to leave the kernel call, which may be never.
+            r.unreaped = !wait_exit(pid, &status,
+                                    std::chrono::steady_clock::now() + std::chrono::seconds(1));
         }
         ::kill(-pid, SIGKILL);  // what the leader left behind in its group
         return r;
     }
-    wait_exit(pid, &status, std::chrono::steady_clock::time_point::max());
     if (WIFEXITED(status)) r.exit_status = WEXITSTATUS(status);
     return r;
-}
-
-std::string first_executable(const std::vector<std::string>& paths) {
-    for (const auto& p : paths) {
-        struct stat st {};
-        if (!p.empty() && ::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-            ::access(p.c_str(), X_OK) == 0) {
-            return p;
-        }
-    }
-    return "";
-}
-
-std::string find_on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");  // NOLINT(concurrency-mt-unsafe): read at start only
-    if (!path) return "";
-    std::vector<std::string> candidates;
-    std::string p(path);
-    std::size_t start = 0;
-    for (;;) {
-        const auto colon = p.find(':', start);
-        const auto dir =
-            p.substr(start, colon == std::string::npos ? std::string::npos : colon - start);
-        if (!dir.empty()) {
-            std::string candidate = dir;
-            candidate += '/';
-            candidate += name;
-            candidates.push_back(std::move(candidate));
-        }
-        if (colon == std::string::npos) break;
-        start = colon + 1;
-    }
-    return first_executable(candidates);
 }
 
 }  // namespace sddp::stacks

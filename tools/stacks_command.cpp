@@ -5,16 +5,21 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <set>
+#include <string_view>
 
 #include "core/base/numbers.hpp"
+#include "core/options/contract.hpp"
 #include "core/slurm/hostlist.hpp"
 #include "stacks_child.hpp"
 #include "stacks_local.hpp"
 #include "stacks_report.hpp"
 #include "stacks_slurm.hpp"
+#include "stacks_trust.hpp"
 
 extern char** environ;
 
@@ -25,8 +30,9 @@ constexpr const char* kUsage =
     "usage: slurm-ddp stacks [--timeout=SECONDS] JOBID[.STEPID]\n"
     "       slurm-ddp stacks --local JOBID.STEPID [--timeout=SECONDS] [--report]\n";
 constexpr long kDefaultTimeout = 30;
-// What srun needs to start a step and the local part to scan /proc: kept out of the tools' bound.
-constexpr long kSrunOverhead = 6;
+// Kept out of the tools' bound: srun starting the step, listpids and /proc on the nodes, a tool
+// stopped at its bound (SIGTERM, SIGKILL 2 s later, 1 s for it to go), and 3 s for srun's stop.
+constexpr long kSrunOverhead = 8;
 
 using Clock = std::chrono::steady_clock;
 
@@ -55,15 +61,54 @@ std::string self_path() {
 }
 
 // Our environment less Slurm's input variables (an allocation's SLURM_NTASKS, a batch script's
-// --ddp), which would reshape or alter the srun that reaches the step's nodes.
+// --ddp), which would reshape or alter the srun that reaches the step's nodes, and with --ddp
+// off. Our py-spy goes along: as root it is the only one the nodes' part may use.
 std::vector<std::string> srun_environment() {
+    const std::string pyspy = std::string(contract::kPyspyVar) + "=";
     std::vector<std::string> env;
     for (char** e = environ; *e; ++e) {
         const std::string entry(*e);
-        if (entry.rfind("SLURM_", 0) == 0 && entry.rfind("SLURM_CONF=", 0) != 0) continue;
+        if (entry.rfind("SLURM_", 0) == 0 && entry.rfind("SLURM_CONF=", 0) != 0 &&
+            entry.rfind(pyspy, 0) != 0) {
+            continue;
+        }
         env.push_back(entry);
     }
+    // The collectors are no DDP step: where the site turns --ddp on for every step, a node's
+    // collector failing must not end the others (fail fast), nor get DDP variables.
+    env.push_back(std::string(contract::kDdpOptionEnvVar) + "=off");
     return env;
+}
+
+// True once `out` holds the closing record of `nodes` nodes: srun may then be kept waiting by
+// slurmstepd (a tool stuck in the kernel, left in the step's cgroup), which the report need not.
+std::function<bool(std::string_view)> all_nodes_done(std::size_t nodes) {
+    const std::string tag = "SDDP-STACK\tdone\t";
+    return [tag, nodes, scanned = std::size_t{0},
+            seen = std::size_t{0}](std::string_view out) mutable {
+        // Only what came since the last call, less a tag's length that may straddle it.
+        std::size_t at = scanned > tag.size() ? scanned - tag.size() : 0;
+        while ((at = out.find(tag, at)) != std::string_view::npos) {
+            if (at + tag.size() > scanned) ++seen;
+            at += tag.size();
+        }
+        scanned = out.size();
+        return seen >= nodes;
+    };
+}
+
+// `name` as run: found on PATH by the spawn, or as root the first one that passes the root rule.
+Result<std::string> slurm_command(const std::string& name) {
+    if (::geteuid() != 0) return name;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): no thread runs yet
+    const char* path = std::getenv("PATH");
+    const auto picked = pick_executable(path_candidates(name, path ? path : ""), true);
+    if (!picked.path.empty()) return picked.path;
+    return make_error(Errc::missing_input,
+                      "no " + name + " on PATH that root may run" +
+                          (picked.refused.empty() ? std::string()
+                                                  : " (" + describe_refused(picked.refused) + ")") +
+                          ": run slurm-ddp stacks on a host with Slurm's client commands");
 }
 
 long seconds_left(Clock::time_point deadline) {
@@ -107,9 +152,13 @@ int run_stacks_command(const std::vector<std::string>& args) {
     if (!target) return error(target.error().message);
     const auto started = Clock::now();
     const auto deadline = started + std::chrono::seconds(timeout_s);
+    const auto scontrol = slurm_command("scontrol");
+    if (!scontrol) return error(scontrol.error().message);
+    const auto srun = slurm_command("srun");
+    if (!srun) return error(srun.error().message);
 
     const ChildResult show =
-        run_bounded({"scontrol", "show", "step", "-o", target_text}, std::chrono::seconds(10));
+        run_bounded({*scontrol, "show", "step", "-o", target_text}, std::chrono::seconds(10));
     if (!show.started) {
         return error("cannot run scontrol (" + show.error +
                      "): run slurm-ddp stacks on a host with Slurm's client commands");
@@ -131,10 +180,11 @@ int run_stacks_command(const std::vector<std::string>& args) {
     const long tool_s = std::max(3L, seconds_left(deadline) - kSrunOverhead);
     // srun's own stop at its bound may take 2 s more (run_bounded): 3 s are kept for it.
     const ChildResult run = run_bounded(
-        {"srun", "--jobid=" + step->job, "--overlap", "--nodelist=" + step->nodelist, "-N", n, "-n",
+        {*srun, "--jobid=" + step->job, "--overlap", "--nodelist=" + step->nodelist, "-N", n, "-n",
          n, "--ntasks-per-node=1", "--label", "--quiet", "--job-name=slurm-ddp-stacks", self_path(),
          "stacks", "--local", step_name, "--timeout=" + std::to_string(tool_s)},
-        std::chrono::seconds(std::max(1L, seconds_left(deadline) - 3)), srun_environment());
+        std::chrono::seconds(std::max(1L, seconds_left(deadline) - 3)), srun_environment(),
+        all_nodes_done(nodes->size()));
     if (!run.started) return error("cannot run srun (" + run.error + ")");
 
     const Collected got = decode_records(run.out);

@@ -137,6 +137,48 @@ std::vector<std::string> parse_gdb_backtrace(std::string_view text) {
     return out;
 }
 
+std::vector<std::string> parse_gdb_python(std::string_view text) {
+    std::map<long, std::vector<std::string>> threads;
+    long current = 0;
+    std::string header = "thread";
+    const auto add = [&](std::string frame) {
+        auto& frames = threads[current];
+        if (frames.empty()) frames.push_back(header);
+        frames.push_back("    " + std::move(frame));
+    };
+    for (const auto raw : lines_of(text)) {
+        if (starts_with(raw, "Thread ") && raw.size() > 7 &&
+            std::isdigit(static_cast<unsigned char>(raw[7]))) {
+            current = std::strtol(std::string(raw.substr(7, 12)).c_str(), nullptr, 10);
+            header = thread_line(raw.substr(0, raw.rfind(')') + 1));
+            continue;
+        }
+        // `  File "/srv/train.py", line 14, in stuck_here`; source lines are indented deeper.
+        if (!starts_with(raw, "  ") || starts_with(raw, "    ")) continue;
+        const auto line = trim(raw);
+        if (starts_with(line, "File \"")) {
+            const auto close = line.find("\", line ");
+            const auto in = line.rfind(", in ");
+            if (close == std::string_view::npos || in == std::string_view::npos || in < close) {
+                continue;
+            }
+            const auto file = basename_of(line.substr(6, close - 6));
+            const auto number = line.substr(close + 8, in - close - 8);
+            add(std::string(line.substr(in + 5)) + " (" + std::string(file) + ":" +
+                std::string(number) + ")");
+        } else if (line == "Waiting for the GIL") {
+            add("(waiting for the GIL)");
+        } else if (line == "Garbage-collecting") {
+            add("(garbage collecting)");
+        }
+    }
+    std::vector<std::string> out;
+    for (auto& [n, frames] : threads) {
+        for (auto& f : frames) out.push_back(std::move(f));
+    }
+    return out;
+}
+
 std::vector<std::string> parse_eu_stack(std::string_view text) {
     std::vector<std::string> out;
     for (const auto raw : lines_of(text)) {
@@ -161,6 +203,7 @@ std::vector<std::string> parse_eu_stack(std::string_view text) {
 
 std::vector<std::string> parse_tool_output(std::string_view tool, std::string_view text) {
     if (tool == "py-spy") return parse_pyspy_dump(text);
+    if (tool == "gdb py-bt") return parse_gdb_python(text);
     if (tool == "gdb") return parse_gdb_backtrace(text);
     if (tool == "eu-stack") return parse_eu_stack(text);
     return {};

@@ -20,10 +20,16 @@ std::vector<std::string> parse_pyspy_dump(std::string_view text);
 // `gdb -batch -ex "thread apply all bt"`: native frames; threads in gdb's numbering, 1 first.
 std::vector<std::string> parse_gdb_backtrace(std::string_view text);
 
+// `gdb -batch -ex "thread apply all py-bt"` (the interpreter's gdb extension): the Python frames
+// of every thread that has some, as `FUNCTION (FILE:LINE)` like py-spy's; calls into built-in
+// functions (whose lines carry object addresses) are left out, as py-spy does.
+std::vector<std::string> parse_gdb_python(std::string_view text);
+
 // `eu-stack -p P`: native frames (function names; no source lines without -s).
 std::vector<std::string> parse_eu_stack(std::string_view text);
 
-// The frames of `tool`'s output ("py-spy", "gdb", "eu-stack"); empty for an unknown tool.
+// The frames of `tool`'s output ("py-spy", "gdb py-bt", "gdb", "eu-stack"); empty for an
+// unknown tool.
 std::vector<std::string> parse_tool_output(std::string_view tool, std::string_view text);
 
 // Why `tool` gave no stack for a process, with the fix: a refused ptrace (names

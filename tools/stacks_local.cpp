@@ -1,115 +1,37 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "stacks_local.hpp"
 
-#include <dirent.h>
-#include <unistd.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <optional>
-#include <sstream>
 #include <thread>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
 #include "os/host_name.hpp"
 #include "stacks_child.hpp"
 #include "stacks_frames.hpp"
+#include "stacks_proc.hpp"
+#include "stacks_procfs.hpp"
 #include "stacks_slurm.hpp"
 #include "stacks_targets.hpp"
+#include "stacks_tools.hpp"
+#include "stacks_trust.hpp"
 
 namespace sddp::stacks {
 namespace {
 
-std::optional<std::string> read_small_file(const std::string& path, std::size_t cap = 1u << 20) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::string text;
-    char buf[8192];
-    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
-        text.append(buf, static_cast<std::size_t>(in.gcount()));
-        if (text.size() > cap) break;
-    }
-    return text;
-}
-
-std::optional<std::string> our_env(const char* name) {
-    const char* v = std::getenv(name);  // NOLINT(concurrency-mt-unsafe): before any thread
-    if (!v) return std::nullopt;
-    return std::string(v);
-}
+// What listpids and the /proc reads may take before the tools start.
+constexpr auto kListBudget = std::chrono::seconds(5);
+constexpr auto kReadBudget = std::chrono::seconds(2);
 
 std::string node_name() {
-    if (auto n = our_env("SLURMD_NODENAME"); n && !n->empty()) return *n;
+    // NOLINTNEXTLINE(concurrency-mt-unsafe): before any thread
+    if (const char* n = std::getenv("SLURMD_NODENAME"); n && *n) return n;
     const std::string h = local_host_name().value_or("localhost");
     return h.substr(0, h.find('.'));
-}
-
-// The facts of one process of the step, or nullopt (another job, gone, not ours to read).
-std::optional<ProcessFacts> read_process(int pid, const std::string& job_marker) {
-    const std::string dir = "/proc/" + std::to_string(pid);
-    const auto environ_text = read_small_file(dir + "/environ");
-    if (!environ_text || environ_text->find(job_marker) == std::string::npos) return std::nullopt;
-    ProcessFacts p;
-    p.pid = pid;
-    const auto& wanted = wanted_environment();
-    std::size_t start = 0;
-    while (start < environ_text->size()) {
-        auto end = environ_text->find('\0', start);
-        if (end == std::string::npos) end = environ_text->size();
-        const std::string_view entry(environ_text->data() + start, end - start);
-        const auto eq = entry.find('=');
-        if (eq != std::string_view::npos) {
-            const std::string name(entry.substr(0, eq));
-            if (std::find(wanted.begin(), wanted.end(), name) != wanted.end()) {
-                p.env[name] = std::string(entry.substr(eq + 1));
-            }
-        }
-        start = end + 1;
-    }
-    const auto stat = read_small_file(dir + "/stat");
-    if (!stat) return std::nullopt;
-    // "pid (comm) S ppid ...": comm may hold spaces and parentheses, so split at the last ')'.
-    const auto close = stat->rfind(')');
-    if (close == std::string::npos) return std::nullopt;
-    std::istringstream rest(stat->substr(close + 1));
-    std::string state;
-    rest >> state >> p.ppid;
-    if (const auto comm = read_small_file(dir + "/comm")) {
-        p.comm = *comm;
-        while (!p.comm.empty() && p.comm.back() == '\n') p.comm.pop_back();
-    }
-    if (const auto cmdline = read_small_file(dir + "/cmdline", 1u << 16)) {
-        p.argv0 = cmdline->substr(0, cmdline->find('\0'));
-    }
-    char exe[4096] = {};
-    const ssize_t n = ::readlink((dir + "/exe").c_str(), exe, sizeof exe - 1);
-    const std::string exe_path = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : "";
-    const std::string exe_base = exe_path.substr(exe_path.rfind('/') + 1);
-    p.python = exe_base.rfind("python", 0) == 0 || p.comm.rfind("python", 0) == 0;
-    if (!p.python) {
-        const auto maps = read_small_file(dir + "/maps", 16u << 20);
-        p.python = maps && maps->find("/libpython") != std::string::npos;
-    }
-    return p;
-}
-
-std::vector<ProcessFacts> scan_processes(const std::string& job) {
-    std::vector<ProcessFacts> out;
-    DIR* d = ::opendir("/proc");
-    if (!d) return out;
-    const std::string marker = "SLURM_JOB_ID=" + job + std::string(1, '\0');
-    const int self = static_cast<int>(::getpid());
-    while (const dirent* e = ::readdir(d)) {
-        const auto pid = parse_decimal(e->d_name, 1u << 30);
-        if (!pid || static_cast<int>(*pid) == self) continue;
-        if (auto p = read_process(static_cast<int>(*pid), marker)) out.push_back(std::move(*p));
-    }
-    ::closedir(d);
-    return out;
 }
 
 std::string ptrace_scope() {
@@ -117,6 +39,95 @@ std::string ptrace_scope() {
     if (!v) return "";
     while (!v->empty() && (v->back() == '\n' || v->back() == ' ')) v->pop_back();
     return *v;
+}
+
+std::string last_line(const std::string& text) {
+    std::string last;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const auto line = text.substr(start, end - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+        start = end + 1;
+    }
+    return last;
+}
+
+// The step's processes on this node as slurmstepd counts them, or an error for the node.
+Result<std::vector<ListedPid>> list_step_pids(const NodeTools& tools, const std::string& job,
+                                              const std::string& step, const std::string& node) {
+    if (tools.scontrol.empty()) {
+        const std::string refused = describe_refused(tools.refused);
+        return make_error(Errc::unsupported,
+                          "no scontrol on PATH to ask slurmstepd for the processes of step " + job +
+                              "." + step + " (scontrol listpids)" +
+                              (refused.empty() ? std::string() : "; " + refused));
+    }
+    // The node name picks the step daemon's socket in SlurmdSpoolDir (%n) where one machine
+    // runs several slurmd; scontrol would otherwise guess it from the host name.
+    const ChildResult c =
+        run_bounded({tools.scontrol, "listpids", job + "." + step, node}, kListBudget);
+    if (!c.started) return make_error(Errc::io, "cannot run " + tools.scontrol + ": " + c.error);
+    if (c.timed_out) {
+        return make_error(Errc::timeout, "scontrol listpids " + job + "." + step + " " + node +
+                                             " did not answer within 5 s (is slurmstepd hung?)");
+    }
+    auto listed = parse_listpids(c.out, job, step);
+    if (listed.empty()) {
+        const std::string said = last_line(c.err);
+        return make_error(
+            Errc::missing_input,
+            "no process of step " + job + "." + step + " on " + node + " (scontrol listpids " +
+                job + "." + step + " " + node +
+                (said.empty() ? std::string(" listed none") : std::string(" says '") + said + "'") +
+                "; SLURMD_NODENAME must name this node)");
+    }
+    return listed;
+}
+
+char process_state(int pid) {
+    const auto stat = read_small_file("/proc/" + std::to_string(pid) + "/stat", 4096);
+    const auto f = stat ? parse_proc_stat(*stat) : std::nullopt;
+    return f ? f->state : '?';
+}
+
+// Reads one rank with `command` (the tool in r.tool) within `per_tool`, then, where gdb's py-bt
+// found no Python frame, with `fallback` (native frames) in what is left of it.
+void read_rank(RankStack& r, const std::vector<std::string>& command,
+               const std::optional<ToolChoice>& fallback, int pid,
+               std::chrono::milliseconds per_tool, const std::string& scope) {
+    const auto deadline = std::chrono::steady_clock::now() + per_tool;
+    const int seconds = static_cast<int>((per_tool.count() + 999) / 1000);
+    const char state_before = process_state(pid);
+    ChildResult c = run_bounded(command, per_tool);
+    r.frames = c.started ? parse_tool_output(r.tool, c.out) : std::vector<std::string>();
+    if (c.started && !c.timed_out && r.frames.empty() && fallback) {
+        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        r.tool = fallback->tool;
+        r.note = fallback->note + (r.note.empty() ? "" : "; " + r.note);
+        c = run_bounded(tool_command(*fallback, pid),
+                        std::max(left, std::chrono::milliseconds(1000)));
+        r.frames = c.started ? parse_tool_output(r.tool, c.out) : std::vector<std::string>();
+    }
+    if (!c.started) {
+        r.error = "cannot run " + r.tool + ": " + c.error;
+        return;
+    }
+    if (c.timed_out || c.exit_status != 0 || r.frames.empty()) {
+        r.frames.clear();
+        r.error = describe_tool_failure(r.tool, c.timed_out ? -1 : c.exit_status,
+                                        c.err + "\n" + c.out, scope, seconds);
+        if (c.unreaped) {
+            r.error += "; " + r.tool + " itself is stuck in the kernel and was left behind";
+        }
+        // A debugger killed between its attach (SIGSTOP) and its detach leaves the process in
+        // group stop: a rank that was only slow would stay stopped for good.
+        if (state_before != 'T' && process_state(pid) == 'T' && ::kill(pid, SIGCONT) == 0) {
+            r.error += "; " + r.tool + " left it stopped, and it was continued (SIGCONT)";
+        }
+    }
 }
 
 std::vector<std::string> rank_lines(const std::vector<RankStack>& ranks) {
@@ -135,23 +146,25 @@ LocalResult read_local_stacks(const std::string& job, const std::string& step,
                               std::chrono::milliseconds per_tool) {
     LocalResult res;
     res.host = node_name();
-    const auto all = scan_processes(job);
-    const auto targets = select_step_processes(all, job, step, res.host);
-    if (targets.empty()) {
-        res.node_errors.push_back("no process of step " + job + "." + step + " on " + res.host +
-                                  " (none readable by uid " + std::to_string(::getuid()) +
-                                  " carries SLURM_JOB_ID=" + job + " and SLURM_STEP_ID=" + step +
-                                  ")");
+    const NodeTools tools = find_node_tools();
+    const auto listed = list_step_pids(tools, job, step, res.host);
+    if (!listed) {
+        res.node_errors.push_back(listed.error().message);
         return res;
     }
-    const auto our_pyspy = our_env(contract::kPyspyVar);
-    const auto our_path = our_env("PATH");
-    const std::string gdb = find_on_path("gdb");
-    const std::string eu_stack = find_on_path("eu-stack");
+    const auto all = read_step_processes(*listed, std::chrono::steady_clock::now() + kReadBudget);
+    const auto targets = select_step_processes(all);
+    if (targets.empty()) {
+        res.node_errors.push_back("no process of step " + job + "." + step + " on " + res.host +
+                                  " is left to read (scontrol listpids named " +
+                                  std::to_string(listed->size()) + ", all gone or our own)");
+        return res;
+    }
     const std::string scope = ptrace_scope();
 
     res.ranks.resize(targets.size());
     std::vector<std::vector<std::string>> commands(targets.size());
+    std::vector<std::optional<ToolChoice>> fallbacks(targets.size());
     for (std::size_t i = 0; i < targets.size(); ++i) {
         const auto& t = targets[i];
         RankStack& r = res.ranks[i];
@@ -159,16 +172,35 @@ LocalResult read_local_stacks(const std::string& job, const std::string& step,
         r.rank = t.rank;
         r.pid = t.pid;
         r.comm = t.comm;
-        ToolsFound found{"", gdb, eu_stack};
-        if (t.python)
-            found.pyspy = first_executable(pyspy_candidates(our_pyspy, *t.facts, our_path));
+        if (t.facts->blocked) {
+            auto e = blocked_entry(*t.facts);
+            r.tool = e.tool;
+            r.note = e.note;
+            r.frames = std::move(e.frames);
+            continue;
+        }
+        if (!t.facts->read_error.empty()) {
+            r.error = t.facts->read_error;
+            continue;
+        }
+        std::vector<std::string> refused;
+        const ToolsFound found = tools_for(tools, *t.facts, refused);
         auto choice = choose_tool(t.python, found);
         if (!choice) {
-            r.error = choice.error().message;
+            std::vector<std::string> all_refused = tools.refused;
+            all_refused.insert(all_refused.end(), refused.begin(), refused.end());
+            const std::string why = describe_refused(all_refused);
+            r.error = choice.error().message + (why.empty() ? "" : "; " + why);
             continue;
         }
         r.tool = choice->tool;
         r.note = choice->note;
+        if (choice->tool == "gdb py-bt") {
+            if (auto native = choose_native_fallback(found)) fallbacks[i] = *native;
+        }
+        if (choice->tool != "py-spy" && !refused.empty()) {
+            r.note += (r.note.empty() ? "" : "; py-spy ") + describe_refused(refused);
+        }
         commands[i] = tool_command(*choice, t.pid);
     }
     // One thread per rank: a node holds a handful of ranks, and the tools mostly wait.
@@ -176,19 +208,7 @@ LocalResult read_local_stacks(const std::string& job, const std::string& step,
     for (std::size_t i = 0; i < targets.size(); ++i) {
         if (commands[i].empty()) continue;
         workers.emplace_back([&, i] {
-            RankStack& r = res.ranks[i];
-            const ChildResult c = run_bounded(commands[i], per_tool);
-            const int seconds = static_cast<int>((per_tool.count() + 999) / 1000);
-            if (!c.started) {
-                r.error = "cannot run " + r.tool + ": " + c.error;
-                return;
-            }
-            r.frames = parse_tool_output(r.tool, c.out);
-            if (c.timed_out || c.exit_status != 0 || r.frames.empty()) {
-                r.frames.clear();
-                r.error = describe_tool_failure(r.tool, c.timed_out ? -1 : c.exit_status,
-                                                c.err + "\n" + c.out, scope, seconds);
-            }
+            read_rank(res.ranks[i], commands[i], fallbacks[i], targets[i].pid, per_tool, scope);
         });
     }
     for (auto& w : workers) w.join();

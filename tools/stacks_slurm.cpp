@@ -67,6 +67,32 @@ std::vector<StepInfo> parse_show_step(std::string_view text) {
     return out;
 }
 
+std::vector<ListedPid> parse_listpids(std::string_view text, std::string_view job,
+                                      std::string_view step) {
+    std::vector<ListedPid> out;
+    while (!text.empty()) {
+        const auto nl = text.find('\n');
+        std::string_view line = text.substr(0, nl);
+        text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+        std::vector<std::string_view> words;
+        while (!line.empty()) {
+            const auto start = line.find_first_not_of(" \t\r");
+            if (start == std::string_view::npos) break;
+            line.remove_prefix(start);
+            const auto end = line.find_first_of(" \t\r");
+            words.push_back(line.substr(0, end));
+            line.remove_prefix(end == std::string_view::npos ? line.size() : end);
+        }
+        if (words.size() != 5 || words[1] != job || words[2] != step) continue;
+        const auto pid = parse_decimal(words[0], 1u << 30);
+        if (!pid || *pid == 0) continue;
+        ListedPid p{static_cast<int>(*pid), std::nullopt};
+        if (const auto g = parse_decimal(words[4], 1u << 30)) p.global_id = static_cast<long>(*g);
+        out.push_back(p);
+    }
+    return out;
+}
+
 Result<StepInfo> pick_step(const std::vector<StepInfo>& steps, const StepTarget& target) {
     const StepInfo* best = nullptr;
     std::string others;

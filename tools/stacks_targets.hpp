@@ -12,14 +12,32 @@
 
 namespace sddp::stacks {
 
-// What /proc says about one process; `env` holds only the variables named in kEnvWanted.
+// A thread of the process in uninterruptible sleep (state D): where the kernel holds it.
+struct BlockedThread {
+    int tid = 0;
+    std::string wchan;         // /proc/PID/task/TID/wchan ("" when unreadable or 0)
+    std::string kernel_stack;  // /proc/PID/task/TID/stack ("" when unreadable: root only)
+};
+
+// What /proc says about one process of the step; `env` holds only the variables named in
+// wanted_environment(). Membership is never taken from here: the processes come from
+// `scontrol listpids` (what slurmstepd's proctrack plugin counts in the step).
 struct ProcessFacts {
     int pid = 0;
     int ppid = 0;
-    std::string comm;     // /proc/PID/comm
-    std::string argv0;    // first word of /proc/PID/cmdline
-    bool python = false;  // a CPython interpreter (its executable or libpython mapped)
+    std::string comm;               // from /proc/PID/stat
+    char state = '?';               // from /proc/PID/stat
+    std::optional<long> task_rank;  // GLOBALID of listpids: the pid Slurm started as a task
+    // Whether environ, cmdline, exe and maps were read: never for a process with a thread in D,
+    // whose memory map may be locked by the kernel call it waits in (the read would hang too).
+    bool env_known = false;
+    std::string argv0;      // first word of /proc/PID/cmdline
+    std::string exe;        // /proc/PID/exe
+    std::string libpython;  // the libpython it maps, if any
+    bool python = false;    // a CPython interpreter (its executable or libpython mapped)
     std::map<std::string, std::string> env;
+    std::optional<BlockedThread> blocked;  // a thread in D: no tool is run on the process
+    std::string read_error;                // its /proc files did not answer in time
 };
 
 // The environment variables select_step_processes and pyspy_candidates look at.
@@ -33,39 +51,62 @@ struct StackTarget {
     const ProcessFacts* facts = nullptr;  // into the vector given to select_step_processes
 };
 
-// The processes of step `job`.`step` on node `node` that stand for ranks, in rank order:
-// every process whose environment carries the step's SLURM_JOB_ID and SLURM_STEP_ID (and
-// SLURMD_NODENAME `node`, as nodes may share a process table), less the wrappers (a shell,
-// timeout, env... with a child in the step) and launchers (a process without RANK whose
-// children have one, e.g. torchrun), and less the children of a rank's own process (data
-// loader workers): for each rank, the topmost process left.
-std::vector<StackTarget> select_step_processes(const std::vector<ProcessFacts>& all,
-                                               const std::string& job, const std::string& step,
-                                               const std::string& node);
+// The step's processes on this node (`step_processes`: all of them, from listpids) that stand
+// for ranks, in rank order: less what the step daemon started beside the tasks (a SPANK
+// plugin's helper: a sibling of the tasks' own processes that is no task itself), less the wrappers
+// (a shell, timeout, env... with a child in the step) and launchers (a process without RANK whose
+// children have one, e.g. torchrun), and less the children of a rank's own process (data loader
+// workers): for each rank, the topmost process left. A process whose environment was not read (a
+// thread in D) is never taken for a launcher or a worker: it keeps an entry of its own. The rank is
+// RANK, else SLURM_PROCID, else the task's GLOBALID (also through a wrapper that Slurm started as
+// the task).
+std::vector<StackTarget> select_step_processes(const std::vector<ProcessFacts>& step_processes);
 
 // Where a py-spy for a process may be, best first: SLURM_DDP_PYSPY (ours, then the process's),
 // beside the interpreter the process was started as (a virtual environment's bin/), the
-// process's PATH, our PATH. Paths only; the caller keeps the first executable one.
+// process's PATH, our PATH. With `as_root` only ours (SLURM_DDP_PYSPY, then PATH): what a
+// process of the step says must not choose what root runs. Paths only; the caller keeps the
+// first one that is executable (and, as root, passes the root rule of stacks_trust.hpp).
 std::vector<std::string> pyspy_candidates(const std::optional<std::string>& our_pyspy,
                                           const ProcessFacts& target,
-                                          const std::optional<std::string>& our_path);
+                                          const std::optional<std::string>& our_path, bool as_root);
+
+// Where gdb may find the Python extension (`py-bt`) of an interpreter, best first: gdb's own
+// auto-load folders (`gdb_datadir`/auto-load, /usr/lib/debug) followed by the object's path, where
+// distributions put it (Debian's python3-dbg), then beside the object itself (CPython's own
+// install, pyenv), which gdb loads only when told (add-auto-load-safe-path). For libpython (when
+// mapped) first, then the executable; `beside` marks the second kind.
+struct GdbScript {
+    std::string path;
+    bool beside = false;
+};
+std::vector<GdbScript> python_gdb_scripts(const std::string& exe, const std::string& libpython,
+                                          const std::string& gdb_datadir);
 
 // Executable paths of the tools found on a node ("" when absent).
 struct ToolsFound {
     std::string pyspy;
     std::string gdb;
     std::string eu_stack;
+    bool gdb_python = false;  // gdb has the target interpreter's extension (py-bt)
+    std::string gdb_script;   // an extension beside the interpreter, to allow explicitly
 };
 
 struct ToolChoice {
-    std::string tool;  // "py-spy", "eu-stack" or "gdb"
+    std::string tool;  // "py-spy", "gdb py-bt", "eu-stack" or "gdb"
     std::string path;
-    std::string note;  // a warning for the reader (a Python process read without py-spy)
+    std::string note;        // a warning for the reader (a Python process read without py-spy)
+    std::string gdb_script;  // "gdb py-bt": an extension script gdb must be told it may load
 };
 
-// py-spy for a Python process; eu-stack (fast, no symbol load) else gdb for native frames.
-// Errc::unsupported, naming what to install, when nothing fits.
+// py-spy for a Python process, else gdb's py-bt where gdb has the interpreter's extension;
+// eu-stack (fast, no symbol load) else gdb for native frames. Errc::unsupported, naming what to
+// install, when nothing fits.
 Result<ToolChoice> choose_tool(bool python, const ToolsFound& found);
+
+// What reads a Python process whose "gdb py-bt" found no Python frame (an interpreter without
+// debug symbols): the native tool choose_tool would give without py-bt, with a note saying why.
+Result<ToolChoice> choose_native_fallback(const ToolsFound& found);
 
 // The command that dumps `pid` with `choice`.
 std::vector<std::string> tool_command(const ToolChoice& choice, int pid);

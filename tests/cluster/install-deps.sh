@@ -34,8 +34,9 @@ packages=(
   libmunge-dev libjson-c-dev liblz4-dev
   # rpmbuild, to build and check the RPM (packaging/rpm/slurm-ddp.spec) on Debian.
   rpm
-  # Native stacks of a hung step's ranks (slurm-ddp stacks): eu-stack, else gdb.
-  elfutils gdb
+  # Native stacks of a hung step's ranks (slurm-ddp stacks): eu-stack, else gdb; python3-dbg
+  # gives gdb the py-bt of /usr/bin/python3 (the Python frames of a rank without py-spy).
+  elfutils gdb python3-dbg
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
   # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests; its C++ headers and

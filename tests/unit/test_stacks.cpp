@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stacks_frames.hpp"
+#include "stacks_proc.hpp"
 #include "stacks_report.hpp"
 #include "stacks_slurm.hpp"
 #include "stacks_targets.hpp"
@@ -57,6 +58,81 @@ constexpr const char* kEuStack =
     "TID 3804:\n"
     "#0  0x00007fe04935bdf2 pause - /lib/x86_64-linux-gnu/libc.so.6\n"
     "    ../sysdeps/unix/sysv/linux/pause.c:29:10\n";
+
+// `gdb -p P -batch -ex "thread apply all py-bt"` on /usr/bin/python3.11 with Debian 12's
+// python3.11-dbg (gdb 13), shortened: what the frame walker prints is read the same way.
+constexpr const char* kGdbPyBt =
+    "[New LWP 12395]\n"
+    "0x00007fadd5713545 in __GI___clock_nanosleep (clock_id=clock_id@entry=1) at "
+    "../sysdeps/unix/sysv/linux/clock_nanosleep.c:48\n"
+    "\n"
+    "Thread 2 (Thread 0x7fadd53886c0 (LWP 12395) \"python3\"):\n"
+    "Traceback (most recent call first):\n"
+    "  <built-in method sleep of module object at remote 0x7fadd5593470>\n"
+    "  File \"/tmp/stk_plain.py\", line 3, in side\n"
+    "    time.sleep(1000)\n"
+    "  File \"/usr/lib/python3.11/threading.py\", line 975, in run\n"
+    "    self._target(*self._args, **self._kwargs)\n"
+    "\n"
+    "Thread 1 (Thread 0x7fadd56432c0 (LWP 12393) \"python3\"):\n"
+    "Traceback (most recent call first):\n"
+    "  <built-in method sleep of module object at remote 0x7fadd5593470>\n"
+    "  File \"/tmp/stk_plain.py\", line 5, in wait_in_plain_python\n"
+    "    time.sleep(1000)\n"
+    "  Waiting for the GIL\n"
+    "  File \"/tmp/stk_plain.py\", line 7, in <module>\n"
+    "    wait_in_plain_python()\n"
+    "[Inferior 1 (process 12393) detached]\n";
+
+// gdb_python_frames_command() on a pyenv 3.12 PyTorch process (gdb 13): thread states with
+// their ids, the main thread first; a thread without Python frames.
+constexpr const char* kGdbWalker =
+    "[New LWP 12824]\n"
+    "69\t../sysdeps/unix/sysv/linux/select.c: No such file or directory.\n"
+    "Thread 1 (Python thread 139958196071296):\n"
+    "  File \"/tmp/stk/torchc.py\", line 5, in in_c_extension\n"
+    "  File \"/tmp/stk/torchc.py\", line 9, in <module>\n"
+    "Thread 2 (Python thread 139955085067968):\n"
+    "  File \"/tmp/stk/torchc.py\", line 7, in side\n"
+    "  File \"/root/.pyenv/versions/3.12.1/lib/python3.12/threading.py\", line 1010, in run\n"
+    "Thread 3 (Python thread 139955076675264):\n"
+    "[Inferior 1 (process 12791) detached]\n";
+
+// Where gdb has no extension for the interpreter after all, or no symbols for it.
+constexpr const char* kGdbNoPyBt =
+    "Thread 2 (Thread 0x7f5a60c486c0 (LWP 12469) \"python\"):\n"
+    "Undefined command: \"py-bt\".  Try \"help\".\n";
+
+TEST(StacksFrames, GdbPyBtGivesPythonFramesLikePyspy) {
+    EXPECT_EQ(
+        parse_gdb_python(kGdbPyBt),
+        (Lines{"thread \"python3\"", "    wait_in_plain_python (stk_plain.py:5)",
+               "    (waiting for the GIL)", "    <module> (stk_plain.py:7)", "thread \"python3\"",
+               "    side (stk_plain.py:3)", "    run (threading.py:975)"}));
+    EXPECT_EQ(parse_tool_output("gdb py-bt", kGdbPyBt), parse_gdb_python(kGdbPyBt));
+    EXPECT_EQ(parse_gdb_python(kGdbWalker),
+              (Lines{"thread", "    in_c_extension (torchc.py:5)", "    <module> (torchc.py:9)",
+                     "thread", "    side (torchc.py:7)", "    run (threading.py:1010)"}));
+    std::string other = kGdbPyBt;
+    other.replace(other.find("0x7fadd5593470"), 14, "0x7fffffffffff");
+    other.replace(other.find("LWP 12393"), 9, "LWP 77777");
+    EXPECT_EQ(parse_gdb_python(other), parse_gdb_python(kGdbPyBt));
+    EXPECT_TRUE(parse_gdb_python(kGdbNoPyBt).empty());
+}
+
+TEST(StacksTargets, APyBtWithoutPythonFramesFallsBackToNativeFramesWithANote) {
+    const ToolsFound found{"", "/usr/bin/gdb", "/usr/bin/eu-stack", true, "/x/python3.12-gdb.py"};
+    ASSERT_EQ(choose_tool(true, found)->tool, "gdb py-bt");
+    const auto native = choose_native_fallback(found);
+    ASSERT_TRUE(native);
+    EXPECT_EQ(native->tool, "eu-stack");
+    EXPECT_EQ(native->note.rfind("gdb's py-bt found no Python frame", 0), 0u) << native->note;
+    EXPECT_NE(native->note.find("python3-dbg"), std::string::npos) << native->note;
+    const auto gdb_only = choose_native_fallback({"", "/usr/bin/gdb", "", true, ""});
+    ASSERT_TRUE(gdb_only);
+    EXPECT_EQ(gdb_only->tool, "gdb");
+    EXPECT_EQ(tool_command(*gdb_only, 7).back(), "thread apply all bt");
+}
 
 TEST(StacksFrames, PyspyKeepsThreadNamesAndFramesNotIdsOrStates) {
     EXPECT_EQ(
@@ -117,13 +193,13 @@ TEST(StacksFrames, TimeoutAndOtherFailuresSayWhat) {
 }
 
 ProcessFacts proc(int pid, int ppid, const std::string& comm, const std::string& rank,
-                  const std::string& procid, const std::string& node = "n1",
-                  const std::string& step = "0") {
+                  const std::string& procid) {
     ProcessFacts p;
     p.pid = pid;
     p.ppid = ppid;
     p.comm = comm;
-    p.env = {{"SLURM_JOB_ID", "42"}, {"SLURM_STEP_ID", step}, {"SLURMD_NODENAME", node}};
+    p.state = 'S';
+    p.env_known = true;
     if (!rank.empty()) p.env["RANK"] = rank;
     if (!procid.empty()) p.env["SLURM_PROCID"] = procid;
     return p;
@@ -135,17 +211,31 @@ std::vector<long> ranks_of(const std::vector<StackTarget>& t) {
     return out;
 }
 
-TEST(StacksTargets, PlainTasksOfTheStepOnThisNodeOnly) {
-    const std::vector<ProcessFacts> all{
-        proc(10, 1, "python3", "1", "1"),
-        proc(11, 1, "python3", "0", "0"),
-        proc(12, 1, "python3", "2", "2", "n2"),       // another node sharing the process table
-        proc(13, 1, "python3", "0", "0", "n1", "1"),  // another step of the job
-        proc(14, 1, "slurm-ddp", "", "0", "n1", "7"),
-    };
-    const auto t = select_step_processes(all, "42", "0", "n1");
+TEST(StacksTargets, EveryListedProcessCountsWhateverItsEnvironmentSays) {
+    // Membership comes from listpids: a rank whose program cleared its environment is still
+    // one, named by the GLOBALID Slurm gave its task.
+    ProcessFacts cleared = proc(10, 1, "c_minimal", "", "");
+    cleared.task_rank = 3;
+    ProcessFacts plain = proc(11, 1, "python3", "1", "1");
+    plain.task_rank = 1;
+    ProcessFacts renamed = proc(12, 1, "x", "0", "");  // RANK says 0: shown as it says
+    renamed.task_rank = 2;
+    const auto t = select_step_processes({plain, cleared, renamed});
+    EXPECT_EQ(ranks_of(t), (std::vector<long>{0, 1, 3}));
+    EXPECT_EQ(t[2].pid, 10);
+}
+
+TEST(StacksTargets, WhatTheStepDaemonStartedBesideTheTasksIsNoRank) {
+    // Tasks 0 and 1 (children of slurmstepd 900) and a SPANK plugin's helper beside them, with
+    // slurmstepd's environment (no RANK, no SLURM_PROCID); below a task, a child is kept.
+    ProcessFacts t0 = proc(901, 900, "python3", "0", "0");
+    t0.task_rank = 0;
+    ProcessFacts t1 = proc(902, 900, "bash", "", "1");
+    t1.task_rank = 1;
+    const auto t = select_step_processes({t0, t1, proc(903, 900, "slurm-ddp-watch", "", ""),
+                                          proc(904, 902, "stacks_native", "", "1")});
     EXPECT_EQ(ranks_of(t), (std::vector<long>{0, 1}));
-    EXPECT_EQ(t[0].pid, 11);
+    EXPECT_EQ(t[1].pid, 904);
 }
 
 TEST(StacksTargets, WrappersLaunchersAndWorkersAreNotRanks) {
@@ -158,41 +248,135 @@ TEST(StacksTargets, WrappersLaunchersAndWorkersAreNotRanks) {
         proc(32, 30, "python3", "5", "4"),
         proc(40, 1, "c_minimal", "", "6"),  // no RANK at all: SLURM_PROCID
     };
-    const auto t = select_step_processes(all, "42", "0", "n1");
+    const auto t = select_step_processes(all);
     EXPECT_EQ(ranks_of(t), (std::vector<long>{3, 4, 5, 6}));
     EXPECT_EQ(t[0].pid, 21);
     EXPECT_EQ(t[3].pid, 40);
+}
+
+TEST(StacksTargets, AProcessInDKeepsItsOwnEntry) {
+    // Rank 0 is in D: its environment was not read, so its child (RANK=0 too) must not make it
+    // look like a launcher, and its rank comes from the task's GLOBALID.
+    ProcessFacts blocked = proc(50, 1, "python3", "", "");
+    blocked.env_known = false;
+    blocked.state = 'D';
+    blocked.task_rank = 0;
+    blocked.blocked = BlockedThread{50, "fuse_wait", ""};
+    // Rank 1's data loader worker is in D: it is reported, not folded into rank 1.
+    ProcessFacts worker = proc(62, 61, "pt_data_worker", "", "");
+    worker.env_known = false;
+    worker.blocked = BlockedThread{62, "nfs_wait", ""};
+    // A D process started through a shell Slurm ran as the task: the shell's GLOBALID.
+    ProcessFacts shell = proc(70, 1, "bash", "", "");
+    shell.env_known = true;
+    shell.task_rank = 2;
+    ProcessFacts under_shell = proc(71, 70, "python3", "", "");
+    under_shell.env_known = false;
+    ProcessFacts rank1 = proc(61, 1, "python3", "1", "1");
+    rank1.task_rank = 1;
+    const auto t = select_step_processes(
+        {blocked, proc(51, 50, "python3", "0", "0"), rank1, worker, shell, under_shell});
+    ASSERT_EQ(t.size(), 4u);
+    EXPECT_EQ(ranks_of(t), (std::vector<long>{-1, 0, 1, 2}));
+    EXPECT_EQ(t[0].pid, 62);
+    EXPECT_EQ(t[1].pid, 50);
+    EXPECT_EQ(t[2].pid, 61);
+    EXPECT_EQ(t[3].pid, 71);
 }
 
 TEST(StacksTargets, PyspyIsLookedForBesideTheInterpreterAndOnPaths) {
     ProcessFacts p = proc(1, 0, "python", "0", "0");
     p.argv0 = "/venv/bin/python";
     p.env["PATH"] = "/opt/x/bin:relative:/usr/bin";
-    EXPECT_EQ(pyspy_candidates(std::string("/tools/py-spy"), p, std::string("/home/u/bin")),
-              (Lines{"/tools/py-spy", "/venv/bin/py-spy", "/opt/x/bin/py-spy", "/usr/bin/py-spy",
-                     "/home/u/bin/py-spy"}));
+    p.env["SLURM_DDP_PYSPY"] = "/home/u/evil";
+    EXPECT_EQ(pyspy_candidates(std::string("/tools/py-spy"), p, std::string("/home/u/bin"), false),
+              (Lines{"/tools/py-spy", "/home/u/evil", "/venv/bin/py-spy", "/opt/x/bin/py-spy",
+                     "/usr/bin/py-spy", "/home/u/bin/py-spy"}));
     p.argv0 = "python3";
-    EXPECT_EQ(pyspy_candidates(std::nullopt, p, std::nullopt),
+    p.env.erase("SLURM_DDP_PYSPY");
+    EXPECT_EQ(pyspy_candidates(std::nullopt, p, std::nullopt, false),
               (Lines{"/opt/x/bin/py-spy", "/usr/bin/py-spy"}));
 }
 
+TEST(StacksTargets, AsRootPyspyComesOnlyFromOurOwnEnvironment) {
+    ProcessFacts p = proc(1, 0, "python", "0", "0");
+    p.argv0 = "/venv/bin/python";
+    p.env["PATH"] = "/home/u/bin";
+    p.env["SLURM_DDP_PYSPY"] = "/home/u/evil";
+    EXPECT_EQ(pyspy_candidates(std::string("/opt/py-spy"), p,
+                               std::string("/usr/local/bin:/usr/bin"), true),
+              (Lines{"/opt/py-spy", "/usr/local/bin/py-spy", "/usr/bin/py-spy"}));
+    EXPECT_TRUE(pyspy_candidates(std::nullopt, p, std::nullopt, true).empty());
+}
+
+TEST(StacksTargets, PythonGdbExtensionPlaces) {
+    EXPECT_EQ(python_gdb_scripts("/usr/bin/python3.11", "", "/usr/share/gdb").size(), 3u);
+    const auto s = python_gdb_scripts("/opt/py/bin/python3.12", "/opt/py/lib/libpython3.12.so.1.0",
+                                      "/usr/share/gdb");
+    ASSERT_EQ(s.size(), 6u);
+    EXPECT_EQ(s[0].path, "/usr/share/gdb/auto-load/opt/py/lib/libpython3.12.so.1.0-gdb.py");
+    EXPECT_FALSE(s[0].beside);
+    EXPECT_EQ(s[1].path, "/usr/lib/debug/opt/py/lib/libpython3.12.so.1.0-gdb.py");
+    EXPECT_EQ(s[2].path, "/usr/share/gdb/auto-load/opt/py/bin/python3.12-gdb.py");
+    EXPECT_EQ(s[4].path, "/opt/py/lib/libpython3.12.so.1.0-gdb.py");
+    EXPECT_TRUE(s[4].beside);
+    EXPECT_EQ(s[5].path, "/opt/py/bin/python3.12-gdb.py");
+    EXPECT_TRUE(python_gdb_scripts("", "", "/usr/share/gdb").empty());
+}
+
 TEST(StacksTargets, ToolChoice) {
-    const ToolsFound all{"/v/py-spy", "/usr/bin/gdb", "/usr/bin/eu-stack"};
+    const ToolsFound all{"/v/py-spy", "/usr/bin/gdb", "/usr/bin/eu-stack", false, ""};
     EXPECT_EQ(choose_tool(true, all)->tool, "py-spy");
     EXPECT_EQ(choose_tool(false, all)->tool, "eu-stack");
-    EXPECT_EQ(choose_tool(false, {"", "/usr/bin/gdb", ""})->tool, "gdb");
-    const auto py_native = choose_tool(true, {"", "/usr/bin/gdb", ""});
+    EXPECT_EQ(choose_tool(false, {"", "/usr/bin/gdb", "", false, ""})->tool, "gdb");
+    const auto py_native = choose_tool(true, {"", "/usr/bin/gdb", "", false, ""});
     ASSERT_TRUE(py_native);
     EXPECT_EQ(py_native->tool, "gdb");
     EXPECT_NE(py_native->note.find("pip install py-spy"), std::string::npos);
-    const auto none = choose_tool(false, {"/v/py-spy", "", ""});
+    const auto none = choose_tool(false, {"/v/py-spy", "", "", false, ""});
     ASSERT_FALSE(none);
     EXPECT_EQ(none.error().code, Errc::unsupported);
     EXPECT_NE(none.error().message.find("install elfutils (eu-stack) or gdb"), std::string::npos);
     EXPECT_NE(choose_tool(true, {}).error().message.find("pip install py-spy"), std::string::npos);
-    EXPECT_EQ(tool_command({"py-spy", "/v/py-spy", ""}, 7),
+    EXPECT_EQ(tool_command({"py-spy", "/v/py-spy", "", ""}, 7),
               (Lines{"/v/py-spy", "dump", "--pid", "7"}));
-    EXPECT_EQ(tool_command({"gdb", "/usr/bin/gdb", ""}, 7).back(), "thread apply all bt");
+    EXPECT_EQ(tool_command({"gdb", "/usr/bin/gdb", "", ""}, 7).back(), "thread apply all bt");
+}
+
+TEST(StacksTargets, GdbPyBtWhereGdbHasTheInterpretersExtension) {
+    ToolsFound found{"", "/usr/bin/gdb", "/usr/bin/eu-stack", true, ""};
+    const auto py = choose_tool(true, found);
+    ASSERT_TRUE(py);
+    EXPECT_EQ(py->tool, "gdb py-bt");
+    EXPECT_TRUE(py->note.empty());
+    EXPECT_EQ(choose_tool(false, found)->tool, "eu-stack") << "native ranks keep eu-stack";
+    found.pyspy = "/v/py-spy";
+    EXPECT_EQ(choose_tool(true, found)->tool, "py-spy") << "py-spy first";
+    found = ToolsFound{"", "", "/usr/bin/eu-stack", true, ""};
+    EXPECT_EQ(choose_tool(true, found)->tool, "eu-stack") << "py-bt needs gdb";
+    EXPECT_NE(choose_tool(true, found)->note.find("python3-dbg"), std::string::npos);
+
+    const auto cmd =
+        tool_command({"gdb py-bt", "/usr/bin/gdb", "", "/opt/py/bin/python3.12-gdb.py"}, 7);
+    const std::string joined = [&] {
+        std::string j;
+        for (const auto& c : cmd) j += c + "|";
+        return j;
+    }();
+    EXPECT_NE(joined.find("|-iex|add-auto-load-safe-path /opt/py/bin/python3.12-gdb.py|"),
+              std::string::npos)
+        << joined;
+    EXPECT_NE(joined.find("|-iex|set auto-solib-add off|-ex|sharedlibrary libpython|"),
+              std::string::npos)
+        << joined;
+    // One gdb command on one line: the frame walker given to gdb's Python.
+    EXPECT_EQ(cmd.back().rfind("python exec(\"", 0), 0u) << cmd.back();
+    EXPECT_EQ(cmd.back().find('\n'), std::string::npos);
+    EXPECT_NE(cmd.back().find("PyFramePtr(f).print_traceback()"), std::string::npos);
+    EXPECT_NE(cmd.back().find("PyFrameObjectPtr.from_pyobject_ptr(f).print_traceback()"),
+              std::string::npos);
+    EXPECT_EQ(tool_command({"gdb py-bt", "/usr/bin/gdb", "", ""}, 7)[3], "-batch");
+    EXPECT_EQ(joined.find("auto-load safe-path /"), std::string::npos);
 }
 
 TEST(StacksSlurm, TargetSyntax) {

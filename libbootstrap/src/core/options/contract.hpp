@@ -44,9 +44,14 @@ inline constexpr const char* kPmixLibraryVar = "SLURM_DDP_PMIX_LIBRARY";
 inline constexpr const char* kNcclLibraryVar = "SLURM_DDP_NCCL_LIBRARY";
 // Path of the PMI2 library to load instead of libpmi2.so.0.
 inline constexpr const char* kPmi2LibraryVar = "SLURM_DDP_PMI2_LIBRARY";
-// Path of the py-spy that `slurm-ddp stacks` uses for Python ranks (else found beside the
-// rank's interpreter or on PATH).
+// Path of the py-spy that `slurm-ddp stacks` uses for Python ranks: the caller's; run by a user
+// also the rank's own, else found beside the rank's interpreter or on PATH (run as root, only
+// the caller's and root's own PATH, and only where root alone can have put it).
 inline constexpr const char* kPyspyVar = "SLURM_DDP_PYSPY";
+// Where srun reads a --ddp value from its environment (sbatch exports `#SBATCH --ddp=X` this
+// way to every srun of the script). "off" keeps a step out of DDP where the site turns it on for
+// every step; an srun that has not loaded the plugin ignores it.
+inline constexpr const char* kDdpOptionEnvVar = "SLURM_SPANK__SLURM_SPANK_OPTION_ddp_ddp";
 // --ddp=debug: the step's debug directory, where the library writes the stacks of its node's
 // tasks when its rendezvous times out.
 inline constexpr const char* kDebugDirVar = "SLURM_DDP_DEBUG_DIR";
