@@ -201,6 +201,7 @@ LocalResult read_local_stacks(const std::string& job, const std::string& step,
         if (choice->tool != "py-spy" && !refused.empty()) {
             r.note += (r.note.empty() ? "" : "; py-spy ") + describe_refused(refused);
         }
+        choice->host_sysroot = t.facts->host_root;
         commands[i] = tool_command(*choice, t.pid);
     }
     // One thread per rank: a node holds a handful of ranks, and the tools mostly wait.

@@ -2,6 +2,7 @@
 #include "stacks_procfs.hpp"
 
 #include <dirent.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -87,6 +88,10 @@ void read_memory_backed(ProcessFacts& p, const std::vector<std::string>& wanted)
     }
     p.python =
         exe_base.rfind("python", 0) == 0 || p.comm.rfind("python", 0) == 0 || !p.libpython.empty();
+    struct stat its_root {};
+    struct stat our_root {};
+    p.host_root = ::stat((dir + "/root/").c_str(), &its_root) == 0 && ::stat("/", &our_root) == 0 &&
+                  its_root.st_dev == our_root.st_dev && its_root.st_ino == our_root.st_ino;
     p.env_known = true;
 }
 

@@ -207,6 +207,7 @@ std::vector<std::string> tool_command(const ToolChoice& choice, int pid) {
         // are). debuginfod would fetch symbols over the network past the bound.
         std::vector<std::string> cmd{choice.path, "-p", p,      "-batch",
                                      "-nx",       "-q", "-iex", "set debuginfod enabled off"};
+        if (choice.host_sysroot) cmd.insert(cmd.end(), {"-iex", "set sysroot /"});
         if (!choice.gdb_script.empty()) {
             cmd.insert(cmd.end(), {"-iex", "add-auto-load-safe-path " + choice.gdb_script});
         }

@@ -34,7 +34,10 @@ struct ProcessFacts {
     std::string argv0;      // first word of /proc/PID/cmdline
     std::string exe;        // /proc/PID/exe
     std::string libpython;  // the libpython it maps, if any
-    bool python = false;    // a CPython interpreter (its executable or libpython mapped)
+    // Its root directory is ours: it sees this machine's files, but for what is mounted over
+    // them in its own mount namespace (a job container's private /tmp and /dev/shm).
+    bool host_root = true;
+    bool python = false;  // a CPython interpreter (its executable or libpython mapped)
     std::map<std::string, std::string> env;
     std::optional<BlockedThread> blocked;  // a thread in D: no tool is run on the process
     std::string read_error;                // its /proc files did not answer in time
@@ -97,6 +100,10 @@ struct ToolChoice {
     std::string path;
     std::string note;        // a warning for the reader (a Python process read without py-spy)
     std::string gdb_script;  // "gdb py-bt": an extension script gdb must be told it may load
+    // gdb reads the process's files from ours (`set sysroot /`): a process in another mount
+    // namespace with our root (job_container/tmpfs, namespace/tmpfs) is otherwise read through
+    // gdb's target: files, whose names match no auto-load extension, and py-bt is missing.
+    bool host_sysroot = false;
 };
 
 // py-spy for a Python process, else gdb's py-bt where gdb has the interpreter's extension;

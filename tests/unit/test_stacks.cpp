@@ -377,6 +377,18 @@ TEST(StacksTargets, GdbPyBtWhereGdbHasTheInterpretersExtension) {
               std::string::npos);
     EXPECT_EQ(tool_command({"gdb py-bt", "/usr/bin/gdb", "", ""}, 7)[3], "-batch");
     EXPECT_EQ(joined.find("auto-load safe-path /"), std::string::npos);
+    EXPECT_EQ(joined.find("set sysroot"), std::string::npos);
+    // A rank in a job container (its own /tmp, our root): gdb reads its files from here, where
+    // their names match the interpreter's auto-load extension.
+    ToolChoice contained{"gdb py-bt", "/usr/bin/gdb", "", ""};
+    contained.host_sysroot = true;
+    const auto in_container = tool_command(contained, 7);
+    const auto sysroot = std::find(in_container.begin(), in_container.end(), "set sysroot /");
+    ASSERT_NE(sysroot, in_container.end());
+    EXPECT_EQ(*(sysroot - 1), "-iex");
+    EXPECT_LT(sysroot - in_container.begin(),
+              std::find(in_container.begin(), in_container.end(), "sharedlibrary libpython") -
+                  in_container.begin());
 }
 
 TEST(StacksSlurm, TargetSyntax) {
