@@ -30,7 +30,7 @@ if has deps; then
 fi
 
 if has frameworks; then
-    phase "framework environments and NCCL wheels: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow; NCCL 2.17-2.32 (cached outside the clone)"
+    phase "framework environments, NCCL wheels, container runtimes: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow; NCCL 2.17-2.32; enroot, pyxis and a PyTorch image (cached outside the clone)"
     # The real-stack tests (ctest -L stacks, in the integration phase) run from these. A first
     # build downloads ~3 GB from PyPI; later runs on the same machine reuse the cache.
     t_fw=$SECONDS
@@ -45,6 +45,16 @@ if has frameworks; then
         echo "NCCL wheels ready in $((SECONDS - t_fw)) s"
     else
         failed+=(nccl-wheels)
+    fi
+    # The container tests' runtimes and images (ctest -L containers, in the integration phase):
+    # enroot and pyxis built from ../shared/containers (seconds), a Debian image with PyTorch
+    # (about 3 minutes, 230 MB of packages), cached in /var/cache/slurm-ddp/containers.
+    t_fw=$SECONDS
+    if bash scripts/container-kit.sh enroot && bash scripts/container-kit.sh pyxis &&
+        bash scripts/container-image.sh; then
+        echo "container runtimes and images ready in $((SECONDS - t_fw)) s"
+    else
+        failed+=(containers)
     fi
 fi
 
@@ -111,7 +121,7 @@ fi
 
 if has integration; then
     phase "integration tests on the local Slurm cluster (brought up once)"
-    run_ctest integration "$BUILD_DIR" "integration stacks" -L integration
+    run_ctest integration "$BUILD_DIR" "integration stacks containers" -L integration
 fi
 
 if has production; then
@@ -140,7 +150,9 @@ if has slurm-current; then
             cmake --build "$dir" -j"$JOBS" --target spank_ddp slurm-ddp c_minimal &&
             "$dir/tools/slurm-ddp" --version; then
             sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/package version: \1/p' "$dir/CPackConfig.cmake"
-            subset='^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous)$'
+            # pyxis_torch and pyxis_order: pyxis built against this release's headers, the
+            # plugstack order check on its slurmstepd.
+            subset='^(cluster_up|cluster_down|smoke_cluster|ddp_layouts|ddp_untouched|ddp_sbatch|gpu_binding|library_rendezvous|pyxis_torch|pyxis_order)$'
             [[ " ${SLURM_SUBSET_RELEASES:-$release} " == *" $release "* ]] || subset='^(cluster_up|cluster_down)$'
             run_ctest "$name" "$dir" "integration" -L integration -R "$subset"
             # The production profile on the newest release: namespace/tmpfs with contain_spank,

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "container_order.hpp"
 #include "core/options/options.hpp"
 #include "core/options/options_help.hpp"
 #include "core/task/task_failure.hpp"
@@ -161,6 +162,8 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
         if (spank_option_register(sp, &kDdpOption) != ESPANK_SUCCESS) {
             log_error("cannot register the --ddp option");
         }
+        // Here, not later: slurmstepd clears the step's SPANK option variables after this hook.
+        if (ctx == S_CTX_REMOTE) sddp::plugin::note_container_order(sp);
         return 0;  // never fail init: it would break steps that do not use --ddp
     });
 }

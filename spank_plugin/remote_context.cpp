@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "container_order.hpp"
 #include "core/options/contract.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
@@ -66,6 +67,8 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     if (!opts) return fail(sp, nullptr, opts.error().message);
     auto facts = read_step_facts(env);
     if (!facts) return fail(sp, nullptr, facts.error().message);
+    // pyxis listed after us would overwrite every variable set below (container_order.hpp).
+    if (auto problem = container_order_problem()) return fail(sp, &*facts, *problem);
     // The secret as the program's rendezvous will read it: a malformed one fails the task here,
     // before the program runs, not in the middle of its start.
     if (const auto v = env(contract::kSecretVar); v && *v == kOversizedValue) {

@@ -10,20 +10,25 @@
 #   cluster.sh wait [SECONDS]      wait until every node is idle
 #   cluster.sh plugin PATH [ARGS]  point plugstack.conf at a SPANK plugin (no restart needed)
 #   cluster.sh plugin none         empty plugstack.conf
+#   cluster.sh pyxis SO ENROOT first|last [extra-hooks|no-extra-hooks [ARGS...]]
+#                                  also register NVIDIA's pyxis, on enroot (containers.sh)
+#   cluster.sh pyxis none          remove it
 #   cluster.sh logs [LINES]        tails of every daemon log
 #
 # Knobs (environment): SDDP_CLUSTER_DIR, NODES, NODE_CPUS, GPUS_PER_NODE, RESV_PORTS (e.g. 12000-12999: MpiParams=ports=), MODE=netns|loopback,
 # PROFILE=basic|production (production: cgroup proctrack and task plugins with device confinement,
 # a private /tmp and /dev/shm per job, contain_spank where the Slurm has it; see README.md),
 # PRIVATE_HOSTS=0|1, PLUGIN, PLUGIN_ARGS, PLUGIN_OPTIONAL, SDDP_SUBNET, CTLD_PORT, SLURMD_PORT_BASE,
-# UP_TIMEOUT, SLURM_DEBUG, SLURM_PREFIX (run the Slurm installed there, e.g. by build-slurm.sh,
-# instead of the system's). See tests/cluster/README.md.
+# UP_TIMEOUT, SLURM_DEBUG, ENROOT_TMPFS_SIZE (cluster.sh pyxis), SLURM_PREFIX (run the Slurm
+# installed there, e.g. by build-slurm.sh, instead of the system's). See tests/cluster/README.md.
 #
 # Must run as root: it creates network namespaces, device nodes, /etc/hosts lines, and runs the
 # daemons as root (SlurmUser=root).
 set -euo pipefail
 
 readonly SELF=${BASH_SOURCE[0]}
+# shellcheck source=tests/cluster/containers.sh
+source "$(dirname "$SELF")/containers.sh"
 DIR=${SDDP_CLUSTER_DIR:-/tmp/slurm-ddp-cluster}
 NODES=${NODES:-2}
 NODE_CPUS=${NODE_CPUS:-8}
@@ -296,9 +301,30 @@ EOF
 
 render_plugstack() {
   echo "# Written by tests/cluster/cluster.sh; reread by srun/sbatch/slurmstepd on every use."
+  # SPANK runs each hook plugin by plugin in this order (`cluster.sh pyxis` picks pyxis's place).
+  render_pyxis_line first
   if [[ -n $PLUGIN && $PLUGIN != none ]]; then
     echo "required $PLUGIN${PLUGIN_ARGS:+ $PLUGIN_ARGS}"
   fi
+  render_pyxis_line last
+}
+
+# plugstack.conf, and slurm-ddp's line in it (PLUGIN, PLUGIN_ARGS) for `cluster.sh pyxis`, which
+# rewrites the file without being told that line.
+write_plugstack() {
+  printf 'PLUGIN=%s\nPLUGIN_ARGS=%s\n' "$PLUGIN" "$PLUGIN_ARGS" | write_file "$DIR/plugin.state"
+  render_plugstack | write_file "$DIR/plugstack.conf"
+}
+
+load_plugin_choice() {
+  local key val
+  [[ -r $DIR/plugin.state ]] || return 0
+  while IFS='=' read -r key val; do
+    case $key in
+      PLUGIN) PLUGIN=$val ;;
+      PLUGIN_ARGS) PLUGIN_ARGS=$val ;;
+    esac
+  done <"$DIR/plugin.state"
 }
 
 render_env() {
@@ -621,9 +647,11 @@ start_slurmd() {
       mount --bind "$2" /etc/resolv.conf && shift 2 && exec "$@"' sh
       "$DIR/hosts/n$k" "$DIR/hosts/n$k.resolv")
   fi
+  # $DIR/containers/bin first on PATH: pyxis runs `enroot` from there (containers.sh).
   # shellcheck disable=SC2016 # $1 and $@ belong to the inner shell
   "${prefix[@]}" unshare --uts -- /bin/sh -c 'hostname "$1" && shift && exec "$@"' sh "n$k" \
-    env SLURM_CONF="$DIR/slurm.conf" slurmd -f "$DIR/slurm.conf" -N "n$k" \
+    env SLURM_CONF="$DIR/slurm.conf" PATH="$(containers_dir)/bin:$PATH" \
+    slurmd -f "$DIR/slurm.conf" -N "n$k" \
     </dev/null >>"$DIR/log/boot.log" 2>&1 9>&- || die_logs "slurmd n$k failed to start"
 }
 
@@ -735,7 +763,7 @@ cmd_up() {
     local want_mode=$MODE want_nodes=$NODES want_subnet=$SUBNET
     load_state
     if [[ $STATE_FINGERPRINT == "$fp" ]] && healthy; then
-      render_plugstack | write_file "$DIR/plugstack.conf"
+      write_plugstack
       render_env | write_file "$DIR/env.sh"
       log "already up with the same configuration ($MODE, $(nodelist)); plugstack.conf refreshed"
       return 0
@@ -756,6 +784,7 @@ cmd_up() {
   # Job containers an earlier cluster left in a spool or base path would make every job fail
   # ("container_p_join: open failed for .../.ns").
   unmount_job_containers
+  containers_reset
   rm -rf "${DIR:?}/state" "${DIR:?}/spool" "${DIR:?}/run" "${DIR:?}/tmp" "${DIR:?}/dev" \
     "${DIR:?}/munge" "${DIR:?}/jobs" "${DIR:?}/work"
   mkdir -p "$DIR/log" "$DIR/state" "$DIR/run"
@@ -773,7 +802,7 @@ cmd_up() {
   render_gres_conf | write_file "$DIR/gres.conf"
   render_cgroup_conf | write_file "$DIR/cgroup.conf"
   render_job_container_conf | write_file "$DIR/job_container.conf"
-  render_plugstack | write_file "$DIR/plugstack.conf"
+  write_plugstack
   render_env | write_file "$DIR/env.sh"
   # Written before anything is created, so that `down` can undo a half-finished `up`.
   printf 'MODE=%s\nNODES=%s\nSUBNET=%s\nFINGERPRINT=%s\n' "$MODE" "$NODES" "$SUBNET" "$fp" |
@@ -851,6 +880,7 @@ cmd_down_locked() {
   fi
   hosts_remove
   unmount_job_containers
+  containers_reset
   rm -rf "${DIR:?}/run" "${DIR:?}/spool" "${DIR:?}/tmp" "${DIR:?}/dev" "${DIR:?}/state" \
     "${DIR:?}/munge" "${DIR:?}/jobs" "${DIR:?}/work" "${DIR:?}/cluster.state"
   # Tests take env.sh as "a cluster is up" (and skip without it); configs and logs stay.
@@ -910,8 +940,8 @@ cmd_plugin() {
     PLUGIN=$(realpath -m "$PLUGIN")
     [[ -r $PLUGIN ]] || die "plugin not found: $PLUGIN"
   fi
-  render_plugstack | write_file "$DIR/plugstack.conf"
-  log "plugstack.conf: $(grep -v '^#' "$DIR/plugstack.conf" || echo '(empty)')"
+  write_plugstack
+  log "plugstack.conf: $(grep -v '^#' "$DIR/plugstack.conf" | paste -sd';' | grep . || echo '(empty)')"
 }
 
 main() {
@@ -924,6 +954,7 @@ main() {
     status) cmd_status ;;
     wait) cmd_wait "$@" ;;
     plugin) cmd_plugin "$@" ;;
+    pyxis) cmd_pyxis "$@" ;;
     logs) show_logs "${1:-40}" ;;
     *) usage ;;
   esac

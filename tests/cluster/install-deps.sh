@@ -37,6 +37,13 @@ packages=(
   # Native stacks of a hung step's ranks (slurm-ddp stacks): eu-stack, else gdb; python3-dbg
   # gives gdb the py-bt of /usr/bin/python3 (the Python frames of a rank without py-spy).
   elfutils gdb python3-dbg
+  # Container runtimes for the container tests (tests/containers/): what enroot needs built on
+  # glibc (scripts/container-kit.sh builds it and pyxis from ../shared/containers), the image
+  # builder (scripts/container-image.sh), Charliecloud's ch-run (charliecloud-runtime: the
+  # `charliecloud` package would add Docker and Buildah) and Podman with runc (crun, its default,
+  # refuses the hybrid cgroup layout of the test machines). About 24 MB.
+  makeself libbsd-dev libcap-dev squashfs-tools jq parallel pigz zstd fuse-overlayfs squashfuse
+  libcap2-bin mmdebstrap charliecloud-runtime podman runc
 )
 if [[ ${SDDP_SKIP_TORCH:-0} != 1 ]]; then
   # CPU-only PyTorch 1.13 for /usr/bin/python3: the gloo all-reduce tests; its C++ headers and
