@@ -6,7 +6,7 @@
 # (--gpus-per-task, --gpu-bind=map_gpu). enroot's extra/50-slurm-pmi.sh hook writes every SLURM_*
 # variable of the node's first task into the container, and pyxis copies them into every task: a
 # task's own SLURM_STEP_GPUS (which Slurm narrows per task) becomes the first task's, unless the
-# step names it in --container-env.
+# step names it in --container-env; the binding must not depend on it.
 source "$(dirname "$0")/container_lib.sh"
 [ "${SDDP_CLUSTER_GPUS_PER_NODE:-0}" -ge 2 ] ||
     { fail "the cluster has no fake GPUs (GPUS_PER_NODE=${SDDP_CLUSTER_GPUS_PER_NODE:-0})"; finish; }

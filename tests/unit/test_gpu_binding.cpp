@@ -144,8 +144,10 @@ TEST(GpuBinding, SecondJobOnNodeGlobalIndices) {  // another job holds GPUs 0,1
 }
 
 TEST(GpuBinding, PerTaskDeviceCgroupKeepsSlurmsList) {
-    // ConstrainDevices=yes, --gpus-per-task=1: task 2 owns global GPU 6 and sees it as "0".
+    // ConstrainDevices=yes, --gpus-per-task=1: task 2 owns global GPU 6 and sees it as "0"; the
+    // host's look-up (access_from_cgroups) says the task is confined.
     auto in = with_step(task(2, 4, "0", "6", "4"), "0,1,2,3", "4,5,6,7");
+    in.access = DeviceAccess::task;
     auto b = bind(in);
     EXPECT_EQ(b.visible, (Strings{"0"}));
     EXPECT_EQ(b.device_index, 0);
@@ -173,6 +175,16 @@ TEST(GpuBinding, PerTaskDeviceCgroupRenumbersBothLists) {
     EXPECT_EQ(b.device_index, 0);
     EXPECT_EQ(env_of(b, "SLURM_DDP_DEVICE"), "0");
     EXPECT_NE(b.describe.find("not accessible"), std::string::npos);
+}
+
+TEST(GpuBinding, FirstTasksStepGpusHandedToEveryTaskAreNotTrusted) {
+    // pyxis with enroot's extra/50-slurm-pmi.sh hook, --gpus-per-task=1: every task gets the node's
+    // first task's SLURM_STEP_GPUS ("0") beside its own CUDA_VISIBLE_DEVICES ("1" for task 1).
+    // Outside the container task 1 sees the node's GPUs with its own at LOCAL_RANK; inside too.
+    auto b = bind(with_step(task(1, 2, "1", "0", "2"), "0,1", "0,1"));
+    EXPECT_EQ(b.visible, (Strings{"0", "1"}));
+    EXPECT_EQ(b.device_index, 1);
+    EXPECT_EQ(b.own, "1");
 }
 
 TEST(GpuBinding, PerTaskCgroupFromProcSelfCgroup) {

@@ -146,25 +146,14 @@ Result<Lists> read_lists(const SlurmGpuEnv& s, std::string_view task_text,
     return l;
 }
 
-// Narrowed task: can it open the GPUs of its peers? Inferred where not told: when its own global
-// indices, looked up in the step's lists, give back exactly its CUDA_VISIBLE_DEVICES, the task
-// numbers devices like the step (no per-task cgroup renumbering).
-DeviceAccess infer_access(const Lists& l, const SlurmGpuEnv& s) {
+// Narrowed task: can it open the GPUs of its peers? Inferred where the host did not tell
+// (access_from_cgroups finds the per-task cgroup where Slurm confines a task): a task whose GPUs
+// are among the step's, as the step numbers them, sees the others too. The task's
+// SLURM_STEP_GPUS cannot tell more: where Slurm confines a task it renumbers that list with
+// CUDA_VISIBLE_DEVICES (measured under 22.05 and 26.05), and a container runtime may hand every
+// task its node's first task's (pyxis with enroot's extra/50-slurm-pmi.sh hook).
+DeviceAccess infer_access(const Lists& l) {
     if (!l.node_known) return DeviceAccess::unknown;
-    std::vector<int> step_global;
-    if (s.step_gpus && !l.task_gpus.empty()) {
-        auto sg = parse_index_list(*s.step_gpus, "SLURM_STEP_GPUS");
-        if (sg.ok() && sg->size() == l.node.size()) step_global = *sg;
-    }
-    if (!step_global.empty()) {
-        std::vector<DeviceId> translated;
-        for (int g : l.task_gpus) {
-            const auto it = std::find(step_global.begin(), step_global.end(), g);
-            if (it == step_global.end()) return DeviceAccess::task;
-            translated.push_back(l.node[static_cast<std::size_t>(it - step_global.begin())]);
-        }
-        return translated == l.task ? DeviceAccess::node : DeviceAccess::task;
-    }
     for (const auto& d : l.task)
         if (!contains(l.node, d)) return DeviceAccess::task;
     return DeviceAccess::node;
@@ -312,11 +301,10 @@ struct OwnChoice {
 
 OwnChoice choose_own(const GpuBindingInput& in, const Lists& l) {
     OwnChoice c;
-    const SlurmGpuEnv& s = in.slurm;
     if (l.narrowed) {
         const DeviceId& own = l.task.front();
         const DeviceAccess access =
-            in.access != DeviceAccess::unknown ? in.access : infer_access(l, s);
+            in.access != DeviceAccess::unknown ? in.access : infer_access(l);
         c.keep_slurm_list = !l.node_known || access != DeviceAccess::node || !contains(l.node, own);
         c.how = "Slurm bound " + format_device_list(l.task) + " to this task";
         if (!l.node_known)
