@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/pmi2_library.hpp"
 
-#include <mutex>
-#include <optional>
 #include <vector>
 
 #include "core/options/contract.hpp"
@@ -45,11 +43,10 @@ Result<Pmi2Api> load_uncached(const EnvLookup& env) {
 }  // namespace
 
 Result<Pmi2Api> load_pmi2(const EnvLookup& env) {
-    static std::mutex mu;
-    static std::optional<Result<Pmi2Api>> cached;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!cached) cached.emplace(load_uncached(env));
-    return *cached;
+    // Once per process, like NCCL's (nccl_library.cpp): the handle is kept, and a static's
+    // initialisation is already serialised between threads.
+    static const Result<Pmi2Api> loaded = load_uncached(env);
+    return loaded;
 }
 
 }  // namespace sddp

@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "rendezvous/pmix_library.hpp"
 
-#include <mutex>
-#include <optional>
 #include <vector>
 
 #include "core/options/contract.hpp"
@@ -53,11 +51,10 @@ Result<PmixApi> load_uncached(const EnvLookup& env) {
 }  // namespace
 
 Result<PmixApi> load_pmix(const EnvLookup& env) {
-    static std::mutex mu;
-    static std::optional<Result<PmixApi>> cached;
-    std::lock_guard<std::mutex> lock(mu);
-    if (!cached) cached.emplace(load_uncached(env));
-    return *cached;
+    // Once per process, like NCCL's (nccl_library.cpp): the handle is kept, and a static's
+    // initialisation is already serialised between threads.
+    static const Result<PmixApi> loaded = load_uncached(env);
+    return loaded;
 }
 
 }  // namespace sddp
