@@ -13,7 +13,7 @@ for p in $pkgs; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' && skip "$p is already installed on this machine; not touching it"
 done
 dir=$(mktemp -d /tmp/sddp-deb.XXXXXX)
-link=/etc/slurm/plugstack.conf.d/ddp.conf
+link=/etc/slurm/plugstack.conf.d/slurm-ddp.conf
 made_link=0
 cleanup() {
     [ "$made_link" = 1 ] && rm -f "$link"
