@@ -2,7 +2,7 @@
 // `slurm-ddp check [--json] [--nccl] [--timeout=SECONDS] [--before-program]`, run by every task
 // of a step (`srun --ddp slurm-ddp check`): gather what this task sees (check_facts), run the
 // library's own rendezvous and preflight (sddp_init), exchange the records, judge them
-// (core/slurm/step_check), and let rank 0 print the table and the verdict.
+// (core/check/), and let rank 0 print the table and the verdict.
 //
 // Exit status: 0 healthy, 1 a problem was found (one line each), 2 usage error.
 #pragma once

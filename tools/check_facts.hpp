@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // The I/O half of `slurm-ddp check`: what this task can see of its node, each fact bounded.
-// The judging is pure and lives in core/slurm/step_check.
+// The judging is pure and lives in core/check/.
 #pragma once
 
 #include <chrono>
 #include <string>
 
 #include "core/base/env_lookup.hpp"
-#include "core/slurm/step_check.hpp"
+#include "core/check/check_record.hpp"
 #include "core/task/identity.hpp"
 
 namespace sddp::check {

@@ -2,7 +2,7 @@
 // The GPU half of `slurm-ddp check`, exchanged in a second round after the CheckRecords: which
 // of the node's GPU device files this task can open, and how its one-element NCCL all-reduce
 // went (--nccl). The bus id of the GPU a rank will use goes into its CheckRecord (gpu, gpu_key),
-// where core/slurm/step_check already names two ranks on one device.
+// where core/check/check_verdict already names two ranks on one device.
 #pragma once
 
 #include <chrono>
@@ -14,7 +14,7 @@
 
 #include "core/base/env_lookup.hpp"
 #include "core/base/result.hpp"
-#include "core/slurm/step_check.hpp"
+#include "core/check/check_verdict.hpp"
 #include "core/task/identity.hpp"
 
 namespace sddp::check {

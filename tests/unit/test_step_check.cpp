@@ -4,7 +4,9 @@
 
 #include <cstdint>
 
-#include "core/slurm/step_check.hpp"
+#include "core/check/check_record.hpp"
+#include "core/check/check_report.hpp"
+#include "core/check/check_verdict.hpp"
 
 using namespace sddp;
 

@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/slurm/step_check.hpp"
+#include "core/check/check_verdict.hpp"
 #include "rendezvous/tcp_socket.hpp"
 
 namespace sddp::api {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The library's cheap check of MASTER_ADDR before a TCP rendezvous (core/slurm/step_check judges).
+// The library's cheap check of MASTER_ADDR before a TCP rendezvous; core/check/check_verdict judges
+// what it finds.
 //
 // Why: a rank on another node than rank 0 whose MASTER_ADDR does not resolve would retry until
 // the rendezvous timeout (minutes) and then say only that rank 0 was not reached. One bounded

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/slurm/step_check.hpp"
+#include "core/check/check_verdict.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -7,51 +7,10 @@
 #include <set>
 #include <utility>
 
-#include "core/base/bytes.hpp"
 #include "core/base/numbers.hpp"
 
 namespace sddp {
 namespace {
-
-constexpr std::uint8_t kCheckVersion = 1;
-// Per field: an address, a host name or one error message fits; the record stays under
-// kCheckRecordBytes with every field at its cap (14 strings * (4 + 140) + 5 numbers).
-constexpr std::size_t kMaxCheckField = 140;
-static_assert(std::size_t{14} * (4 + kMaxCheckField) + std::size_t{5} * 4 <= kCheckRecordBytes);
-
-void put_str(Bytes& out, std::string_view s) {
-    s = s.substr(0, kMaxCheckField);
-    put_be32(out, static_cast<std::uint32_t>(s.size()));
-    out.insert(out.end(), s.begin(), s.end());
-}
-
-// The record's fields over core's reader: a length-prefixed string never longer than a field.
-class Reader {
-  public:
-    explicit Reader(std::span<const std::uint8_t> b) : in_(b) {}
-    bool u32(std::uint32_t& v) {
-        auto got = in_.u32();
-        if (got) v = *got;
-        return got.has_value();
-    }
-    bool str(std::string& s) {
-        std::uint32_t n = 0;
-        if (!u32(n) || n > kMaxCheckField) return false;
-        auto bytes = in_.take(n);
-        if (!bytes) return false;
-        s.assign(bytes->begin(), bytes->end());
-        return true;
-    }
-    // The rest is padding: zeros only, or this is not a record of ours.
-    bool padding() {
-        auto rest = in_.take(in_.remaining());
-        return rest &&
-               std::all_of(rest->begin(), rest->end(), [](std::uint8_t c) { return c == 0; });
-    }
-
-  private:
-    BigEndianReader in_;
-};
 
 std::string node(const CheckRecord& r) {
     return "node " + r.host;
@@ -123,17 +82,6 @@ void add_merged(std::vector<CheckProblem>& all, CheckProblem p) {
     all.push_back(std::move(p));
 }
 
-std::string json_array(const std::vector<std::string>& items) {
-    std::string out = "[";
-    for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
-    return out + "]";
-}
-
-std::string pad(std::string s, std::size_t width) {
-    if (s.size() < width) s.append(width - s.size(), ' ');
-    return s;
-}
-
 }  // namespace
 
 bool is_loopback_address(const std::string& a) {
@@ -162,50 +110,6 @@ Result<std::string> judge_master_address(const std::string& master_addr,
            "rank connects to itself and waits out the timeout. Fix the name in this node's "
            "/etc/hosts or give rank 0's network address with --ddp=addr=ADDRESS; `srun --ddp "
            "slurm-ddp check` checks every node";
-}
-
-std::vector<std::uint8_t> encode_check_record(const CheckRecord& r) {
-    Bytes out;
-    out.reserve(kCheckRecordBytes);
-    put_be32(out, kCheckVersion);
-    put_be32(out, r.rank);
-    put_be32(out, r.world_size);
-    put_be32(out, static_cast<std::uint32_t>(r.node_rank));
-    put_be32(out, r.master_port);
-    for (const std::string* s :
-         {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
-          &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
-          &r.gpu_error, &r.versions, &r.network}) {
-        put_str(out, *s);
-    }
-    out.resize(kCheckRecordBytes, 0);
-    return out;
-}
-
-Result<CheckRecord> decode_check_record(std::span<const std::uint8_t> bytes) {
-    Reader in(bytes);
-    CheckRecord r;
-    std::uint32_t version = 0;
-    std::uint32_t node_rank = 0;
-    if (!in.u32(version) || version != kCheckVersion) {
-        return make_error(Errc::protocol, "a check record has version " + std::to_string(version) +
-                                              ", not " + std::to_string(kCheckVersion) +
-                                              ": run the same slurm-ddp release on every node");
-    }
-    bool good =
-        in.u32(r.rank) && in.u32(r.world_size) && in.u32(node_rank) && in.u32(r.master_port);
-    for (std::string* s :
-         {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
-          &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
-          &r.gpu_error, &r.versions, &r.network}) {
-        good = good && in.str(*s);
-    }
-    if (!good || !in.padding() || bytes.size() != kCheckRecordBytes) {
-        return make_error(Errc::protocol, "a check record of " + std::to_string(bytes.size()) +
-                                              " bytes is malformed");
-    }
-    r.node_rank = static_cast<std::int32_t>(node_rank);
-    return r;
 }
 
 std::vector<CheckProblem> local_problems(const CheckRecord& r, bool multi_node) {
@@ -267,91 +171,6 @@ std::vector<CheckProblem> judge_step(const std::vector<CheckRecord>& all) {
                          {r.rank}});
     }
     return out;
-}
-
-std::string verdict_line(std::size_t ranks, const std::vector<CheckProblem>& problems) {
-    if (problems.empty()) {
-        return "slurm-ddp check: OK: " + std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") +
-               " can rendezvous; no problem found";
-    }
-    return "slurm-ddp check: FAILED: " + std::to_string(problems.size()) +
-           (problems.size() == 1 ? " problem" : " problems") + " (see above)";
-}
-
-std::string format_check_report(const std::vector<CheckRecord>& all,
-                                const std::vector<CheckProblem>& problems) {
-    std::set<std::uint32_t> failed;
-    for (const auto& p : problems) failed.insert(p.ranks.begin(), p.ranks.end());
-    struct Row {
-        std::string cells[6];
-    };
-    std::vector<Row> rows;
-    rows.push_back({{"rank", "host", "MASTER_ADDR", "interface", "GPU", "verdict"}});
-    for (const auto& r : all) {
-        std::string master = r.master_addr.empty() ? "-" : r.master_addr;
-        if (!r.master_address.empty() && r.master_address != r.master_addr) {
-            master += " -> " + r.master_address;
-        } else if (!r.master_error.empty()) {
-            master += " -> unresolved";
-        }
-        rows.push_back(
-            {{std::to_string(r.rank), r.host, master, r.interface.empty() ? "-" : r.interface,
-              r.gpu.empty() ? "none" : r.gpu, failed.count(r.rank) ? "FAIL" : "ok"}});
-    }
-    std::size_t width[6] = {};
-    for (const auto& row : rows)
-        for (int c = 0; c < 6; ++c) width[c] = std::max(width[c], row.cells[c].size());
-    std::string out;
-    for (const auto& row : rows) {
-        std::string line;
-        for (int c = 0; c < 6; ++c) line += c < 5 ? pad(row.cells[c], width[c] + 2) : row.cells[c];
-        out += line + "\n";
-    }
-    for (const auto& p : problems) out += "problem: " + p.line() + "\n";
-    return out + verdict_line(all.size(), problems) + "\n";
-}
-
-std::string json_quote(const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += static_cast<char>(c);
-        } else if (c < 0x20) {
-            const char ch = static_cast<char>(c);
-            out += "\\u00" + to_hex(std::string_view(&ch, 1));
-        } else {
-            out += static_cast<char>(c);
-        }
-    }
-    return out + "\"";
-}
-
-std::string format_check_json(const std::vector<CheckRecord>& all,
-                              const std::vector<CheckProblem>& problems,
-                              const std::optional<std::string>& exchange_error) {
-    std::set<std::uint32_t> failed;
-    for (const auto& p : problems) failed.insert(p.ranks.begin(), p.ranks.end());
-    std::vector<std::string> ranks;
-    ranks.reserve(all.size());
-    for (const auto& r : all) {
-        ranks.push_back("{\"rank\":" + std::to_string(r.rank) + ",\"host\":" + json_quote(r.host) +
-                        ",\"master_addr\":" + json_quote(r.master_addr) + ",\"master_address\":" +
-                        json_quote(r.master_address) + ",\"interface\":" + json_quote(r.interface) +
-                        ",\"gpu\":" + json_quote(r.gpu) +
-                        ",\"verdict\":" + json_quote(failed.count(r.rank) ? "FAIL" : "ok") + "}");
-    }
-    std::vector<std::string> lines;
-    for (const auto& p : problems) {
-        std::vector<std::string> rs;
-        for (auto r : p.ranks) rs.push_back(std::to_string(r));
-        lines.push_back("{\"where\":" + json_quote(p.where) + ",\"seen\":" + json_quote(p.seen) +
-                        ",\"fix\":" + json_quote(p.fix) + ",\"ranks\":" + json_array(rs) + "}");
-    }
-    const bool healthy = problems.empty() && !exchange_error;
-    return "{\"healthy\":" + std::string(healthy ? "true" : "false") +
-           ",\"exchange_error\":" + (exchange_error ? json_quote(*exchange_error) : "null") +
-           ",\"ranks\":" + json_array(ranks) + ",\"problems\":" + json_array(lines) + "}\n";
 }
 
 std::vector<std::uint32_t> missing_ranks_in(const std::string& message) {
