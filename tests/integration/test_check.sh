@@ -61,7 +61,8 @@ within_bound "healthy check"
 
 run_check json --ddp -N2 -n2 "$TOOL" check --json
 expect_eq "--json exits 0" "$RC" 0
-got=$(/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["healthy"], len(d["ranks"]), sorted({r["host"] for r in d["ranks"]}))' <<<"$OUT" 2>&1)
+# The JSON document alone: srun's own notes ("job N queued and waiting for resources") share OUT.
+got=$(grep '^{' <<<"$OUT" | /usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["healthy"], len(d["ranks"]), sorted({r["host"] for r in d["ranks"]}))' 2>&1) || true
 expect_eq "--json: healthy, 2 ranks on n1 and n2" "$got" "True 2 ['n1', 'n2']"
 
 run_check nccl --ddp -N2 -n2 "$TOOL" check --nccl
