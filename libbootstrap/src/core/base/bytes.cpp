@@ -53,11 +53,4 @@ void put_be64(Bytes& out, std::uint64_t v) {
         out.push_back(static_cast<std::uint8_t>(v >> shift));
 }
 
-std::optional<std::span<const std::uint8_t>> BigEndianReader::take(std::size_t n) {
-    if (remaining() < n) return std::nullopt;
-    auto part = in_.subspan(pos_, n);
-    pos_ += n;
-    return part;
-}
-
 }  // namespace sddp

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "core/base/bytes.hpp"
+#include "core/base/field_codec.hpp"
 
 namespace sddp {
 namespace {
@@ -15,83 +15,53 @@ constexpr std::uint8_t kCheckVersion = 1;
 constexpr std::size_t kMaxCheckField = 140;
 static_assert(std::size_t{14} * (4 + kMaxCheckField) + std::size_t{5} * 4 <= kCheckRecordBytes);
 
-void put_str(Bytes& out, std::string_view s) {
-    s = s.substr(0, kMaxCheckField);
-    put_be32(out, static_cast<std::uint32_t>(s.size()));
-    out.insert(out.end(), s.begin(), s.end());
-}
-
-// The record's fields over core's reader: a length-prefixed string never longer than a field.
-class Reader {
-  public:
-    explicit Reader(std::span<const std::uint8_t> b) : in_(b) {}
-    bool u32(std::uint32_t& v) {
-        auto got = in_.u32();
-        if (got) v = *got;
-        return got.has_value();
-    }
-    bool str(std::string& s) {
-        std::uint32_t n = 0;
-        if (!u32(n) || n > kMaxCheckField) return false;
-        auto bytes = in_.take(n);
-        if (!bytes) return false;
-        s.assign(bytes->begin(), bytes->end());
-        return true;
-    }
-    // The rest is padding: zeros only, or this is not a record of ours.
-    bool padding() {
-        auto rest = in_.take(in_.remaining());
-        return rest &&
-               std::all_of(rest->begin(), rest->end(), [](std::uint8_t c) { return c == 0; });
-    }
-
-  private:
-    BigEndianReader in_;
-};
-
 }  // namespace
 
 std::vector<std::uint8_t> encode_check_record(const CheckRecord& r) {
-    Bytes out;
-    out.reserve(kCheckRecordBytes);
-    put_be32(out, kCheckVersion);
-    put_be32(out, r.rank);
-    put_be32(out, r.world_size);
-    put_be32(out, static_cast<std::uint32_t>(r.node_rank));
-    put_be32(out, r.master_port);
+    FieldWriter w(kCheckRecordBytes);
+    w.u32(kCheckVersion);
+    w.u32(r.rank);
+    w.u32(r.world_size);
+    w.u32(static_cast<std::uint32_t>(r.node_rank));
+    w.u32(r.master_port);
     for (const std::string* s :
          {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
           &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
           &r.gpu_error, &r.versions, &r.network}) {
-        put_str(out, *s);
+        w.str32(*s, kMaxCheckField);
     }
+    Bytes out = std::move(w).take();
     out.resize(kCheckRecordBytes, 0);
     return out;
 }
 
 Result<CheckRecord> decode_check_record(std::span<const std::uint8_t> bytes) {
-    Reader in(bytes);
+    FieldReader in(bytes, "check record");
     CheckRecord r;
-    std::uint32_t version = 0;
-    std::uint32_t node_rank = 0;
-    if (!in.u32(version) || version != kCheckVersion) {
+    const std::uint32_t version = in.u32("version");
+    if (!in.ok() || version != kCheckVersion) {
         return make_error(Errc::protocol, "a check record has version " + std::to_string(version) +
                                               ", not " + std::to_string(kCheckVersion) +
                                               ": run the same slurm-ddp release on every node");
     }
-    bool good =
-        in.u32(r.rank) && in.u32(r.world_size) && in.u32(node_rank) && in.u32(r.master_port);
+    r.rank = in.u32("rank");
+    r.world_size = in.u32("world size");
+    r.node_rank = static_cast<std::int32_t>(in.u32("node rank"));
+    r.master_port = in.u32("master port");
     for (std::string* s :
          {&r.host, &r.host_address, &r.host_error, &r.master_addr, &r.master_address,
           &r.master_error, &r.interface, &r.interface_error, &r.port_error, &r.gpu, &r.gpu_key,
           &r.gpu_error, &r.versions, &r.network}) {
-        good = good && in.str(*s);
+        *s = in.str32(kMaxCheckField, "text");
     }
-    if (!good || !in.padding() || bytes.size() != kCheckRecordBytes) {
+    // The rest is padding: zeros only, or this is not a record of ours.
+    const std::span<const std::uint8_t> padding = in.take(in.remaining(), "padding");
+    const bool zeros =
+        std::all_of(padding.begin(), padding.end(), [](std::uint8_t c) { return c == 0; });
+    if (!in.finish().ok() || !zeros || bytes.size() != kCheckRecordBytes) {
         return make_error(Errc::protocol, "a check record of " + std::to_string(bytes.size()) +
                                               " bytes is malformed");
     }
-    r.node_rank = static_cast<std::int32_t>(node_rank);
     return r;
 }
 

@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "core/base/bytes.hpp"
+#include "core/base/field_codec.hpp"
 #include "core/base/numbers.hpp"
 
 namespace sddp {
@@ -14,42 +14,6 @@ namespace {
 // Field caps: a record is a few hundred bytes; anything larger is not ours.
 constexpr std::size_t kMaxField = 1024;
 constexpr std::uint8_t kRecordVersion = 2;
-
-void put_str(std::vector<std::uint8_t>& out, std::string_view s) {
-    s = s.substr(0, kMaxField);
-    put_be32(out, static_cast<std::uint32_t>(s.size()));
-    out.insert(out.end(), s.begin(), s.end());
-}
-
-// The record's fields over the shared big-endian reader: a false return on any short read.
-class Reader {
-  public:
-    explicit Reader(std::span<const std::uint8_t> b) : in_(b) {}
-    bool u8(std::uint8_t& v) {
-        auto b = in_.take(1);
-        if (!b) return false;
-        v = (*b)[0];
-        return true;
-    }
-    bool u32(std::uint32_t& v) {
-        auto x = in_.u32();
-        if (!x) return false;
-        v = *x;
-        return true;
-    }
-    bool str(std::string& s) {
-        std::uint32_t n = 0;
-        if (!u32(n) || n > kMaxField) return false;
-        auto b = in_.take(n);
-        if (!b) return false;
-        s.assign(b->begin(), b->end());
-        return true;
-    }
-    bool done() const { return in_.remaining() == 0; }
-
-  private:
-    BigEndianReader in_;
-};
 
 std::string who(const PreflightRecord& r) {
     return "rank " + std::to_string(r.rank) + " on " + quote_value(r.host);
@@ -65,38 +29,43 @@ std::string nccl_version_text(std::uint32_t code) {
 }  // namespace
 
 std::vector<std::uint8_t> encode_preflight(const PreflightRecord& r) {
-    std::vector<std::uint8_t> out;
-    out.push_back(kRecordVersion);
-    put_str(out, r.step_tag);
-    put_be32(out, r.world_size);
-    put_be32(out, r.rank);
-    put_str(out, r.host);
-    put_str(out, r.pci_bus_id);
-    put_be32(out, static_cast<std::uint32_t>(r.cuda_device));
-    put_str(out, r.error);
-    put_be32(out, r.nccl_version);
-    put_str(out, r.nccl_options);
-    return out;
+    FieldWriter w;
+    w.u8(kRecordVersion);
+    w.str32(r.step_tag, kMaxField);
+    w.u32(r.world_size);
+    w.u32(r.rank);
+    w.str32(r.host, kMaxField);
+    w.str32(r.pci_bus_id, kMaxField);
+    w.u32(static_cast<std::uint32_t>(r.cuda_device));
+    w.str32(r.error, kMaxField);
+    w.u32(r.nccl_version);
+    w.str32(r.nccl_options, kMaxField);
+    return std::move(w).take();
 }
 
 Result<PreflightRecord> decode_preflight(std::span<const std::uint8_t> bytes) {
-    Reader in(bytes);
+    FieldReader in(bytes, "preflight record");
     PreflightRecord r;
-    std::uint8_t version = 0;
-    std::uint32_t device = 0;
-    if (!in.u8(version) || version != kRecordVersion) {
+    const std::uint8_t version = in.u8("version");
+    if (!in.ok() || version != kRecordVersion) {
         return make_error(Errc::protocol, "a preflight record has version " +
                                               std::to_string(version) + ", not " +
                                               std::to_string(kRecordVersion) +
                                               ": all ranks must use the same libbootstrap release");
     }
-    if (!in.str(r.step_tag) || !in.u32(r.world_size) || !in.u32(r.rank) || !in.str(r.host) ||
-        !in.str(r.pci_bus_id) || !in.u32(device) || !in.str(r.error) || !in.u32(r.nccl_version) ||
-        !in.str(r.nccl_options) || !in.done()) {
+    r.step_tag = in.str32(kMaxField, "step tag");
+    r.world_size = in.u32("world size");
+    r.rank = in.u32("rank");
+    r.host = in.str32(kMaxField, "host");
+    r.pci_bus_id = in.str32(kMaxField, "bus id");
+    r.cuda_device = static_cast<std::int32_t>(in.u32("CUDA device"));
+    r.error = in.str32(kMaxField, "error");
+    r.nccl_version = in.u32("NCCL version");
+    r.nccl_options = in.str32(kMaxField, "NCCL options");
+    if (!in.finish().ok()) {
         return make_error(Errc::protocol, "a preflight record of " + std::to_string(bytes.size()) +
                                               " bytes is malformed");
     }
-    r.cuda_device = static_cast<std::int32_t>(device);
     return r;
 }
 
@@ -184,15 +153,12 @@ constexpr std::size_t kMaxVerdictMessage = 4096;
 }  // namespace
 
 std::vector<std::uint8_t> encode_verdict(const Status& verdict) {
-    std::vector<std::uint8_t> out;
-    out.push_back(kVerdictVersion);
-    const std::string_view message =
-        verdict.ok() ? std::string_view() : std::string_view(verdict.error().message);
-    put_be32(out, verdict.ok() ? 0 : static_cast<std::uint32_t>(verdict.error().code));
-    const std::string_view capped = message.substr(0, kMaxVerdictMessage);
-    put_be32(out, static_cast<std::uint32_t>(capped.size()));
-    out.insert(out.end(), capped.begin(), capped.end());
-    return out;
+    FieldWriter w;
+    w.u8(kVerdictVersion);
+    w.u32(verdict.ok() ? 0 : static_cast<std::uint32_t>(verdict.error().code));
+    w.str32(verdict.ok() ? std::string_view() : std::string_view(verdict.error().message),
+            kMaxVerdictMessage);
+    return std::move(w).take();
 }
 
 Status decode_verdict(std::span<const std::uint8_t> bytes) {
@@ -203,9 +169,10 @@ Status decode_verdict(std::span<const std::uint8_t> bytes) {
                                               "libbootstrap release");
     };
     if (bytes.size() < 9 || bytes[0] != kVerdictVersion) return malformed();
-    Reader in(bytes.subspan(1));
-    std::uint32_t code = 0, len = 0;
-    if (!in.u32(code) || !in.u32(len)) return malformed();
+    FieldReader in(bytes.subspan(1));
+    const std::uint32_t code = in.u32("code");
+    const std::uint32_t len = in.u32("length");
+    if (!in.ok()) return malformed();
     if (len > kMaxVerdictMessage || len != bytes.size() - 9) return malformed();
     if (code == 0) {
         if (len != 0) return malformed();

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/base/field_codec.hpp"
+
 namespace sddp::wire {
 namespace {
 
@@ -12,136 +14,42 @@ Error invalid(std::string what) {
     return make_error(Errc::protocol, std::move(what));
 }
 
-// Appends big-endian fields to a frame whose header is patched in by finish().
-class Writer {
-  public:
-    Writer(MsgType type, std::size_t payload_hint) {
-        out_.reserve(kHeaderSize + payload_hint);
-        out_.resize(kHeaderSize, 0);  // flags and length stay 0 until finish()
-        for (std::size_t i = 0; i < kMagic.size(); ++i) out_[i] = kMagic[i];
-        out_[4] = kVersion;
-        out_[5] = static_cast<std::uint8_t>(type);
-    }
-    void u8(std::uint8_t v) { out_.push_back(v); }
-    void u16(std::uint16_t v) { put_be16(out_, v); }
-    void u32(std::uint32_t v) { put_be32(out_, v); }
-    void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
-    void u64(std::uint64_t v) { put_be64(out_, v); }
-    void raw(std::span<const std::uint8_t> b) { out_.insert(out_.end(), b.begin(), b.end()); }
-    // Human-readable text: truncated to its cap rather than refused.
-    void str(std::string_view s, std::size_t cap) {
-        s = s.substr(0, std::min(s.size(), cap));
-        u16(static_cast<std::uint16_t>(s.size()));
-        out_.insert(out_.end(), s.begin(), s.end());
-    }
-    void blob(std::span<const std::uint8_t> b) {
-        u32(static_cast<std::uint32_t>(b.size()));
-        raw(b);
-    }
-    Bytes finish() && {
-        Bytes len;
-        put_be32(len, static_cast<std::uint32_t>(out_.size() - kHeaderSize));
-        std::copy(len.begin(), len.end(), out_.begin() + 8);
-        return std::move(out_);
-    }
+// A frame's header, its length left 0 until frame_finish writes it in, then the payload's fields.
+FieldWriter frame_start(MsgType type, std::size_t payload_hint) {
+    FieldWriter w(kHeaderSize + payload_hint);
+    w.raw(kMagic);
+    w.u8(kVersion);
+    w.u8(static_cast<std::uint8_t>(type));
+    w.u16(0);  // flags
+    w.u32(0);  // length
+    return w;
+}
 
-  private:
-    Bytes out_;
-};
+Bytes frame_finish(FieldWriter&& w) {
+    Bytes out = std::move(w).take();
+    const auto len = static_cast<std::uint32_t>(out.size() - kHeaderSize);
+    for (std::size_t i = 0; i < 4; ++i) out[8 + i] = static_cast<std::uint8_t>(len >> (24 - 8 * i));
+    return out;
+}
 
-// Bounds-checked big-endian reads; the first failure sticks and names what was being read.
-class Reader {
-  public:
-    Reader(std::span<const std::uint8_t> in, std::string_view msg) : in_(in), msg_(msg) {}
-
-    bool ok() const { return error_.empty(); }
-    std::size_t remaining() const { return in_.size() - pos_; }
-
-    std::uint8_t u8(const char* field) {
-        if (!need(1, field)) return 0;
-        return in_[pos_++];
+// A count of items that each take at least `min_item` bytes: refused if the payload cannot hold
+// that many, or if it is more than the step can have (`max_items`, its world size), so a forged
+// count never drives an allocation. The payload check alone is not enough: a 256 MiB frame of
+// 4-byte items would reserve 64 Mi vector entries (1.5 GiB).
+std::uint32_t read_count(FieldReader& r, std::size_t min_item, std::uint32_t max_items,
+                         const char* field) {
+    const std::uint32_t n = r.u32(field);
+    if (r.ok() && static_cast<std::uint64_t>(n) * min_item > r.remaining()) {
+        r.fail(field, "claims more items than the message holds");
+        return 0;
     }
-    std::uint16_t u16(const char* field) { return number<std::uint16_t>(field); }
-    std::uint32_t u32(const char* field) { return number<std::uint32_t>(field); }
-    std::int32_t i32(const char* field) { return static_cast<std::int32_t>(u32(field)); }
-    std::uint64_t u64(const char* field) { return number<std::uint64_t>(field); }
-    template <std::size_t N>
-    void fixed(std::array<std::uint8_t, N>& out, const char* field) {
-        if (!need(N, field)) return;
-        std::memcpy(out.data(), in_.data() + pos_, N);
-        pos_ += N;
+    if (r.ok() && n > max_items) {
+        r.fail(field, "claims " + std::to_string(n) + " items, more than the world size " +
+                          std::to_string(max_items));
+        return 0;
     }
-    std::string str(std::size_t cap, const char* field) {
-        const std::uint16_t n = u16(field);
-        if (!ok()) return {};
-        if (n > cap) return fail(field, "is longer than its limit"), std::string();
-        if (!need(n, field)) return {};
-        std::string s(reinterpret_cast<const char*>(in_.data() + pos_), n);
-        pos_ += n;
-        return s;
-    }
-    Bytes blob(std::uint32_t cap, const char* field) {
-        const std::uint32_t n = u32(field);
-        if (!ok()) return {};
-        if (n > cap) return fail(field, "is longer than its limit"), Bytes();
-        if (!need(n, field)) return {};
-        Bytes b(in_.begin() + static_cast<std::ptrdiff_t>(pos_),
-                in_.begin() + static_cast<std::ptrdiff_t>(pos_ + n));
-        pos_ += n;
-        return b;
-    }
-    // A count of items that each take at least `min_item` bytes: refused if the payload cannot
-    // hold that many, or if it is more than the step can have (`max_items`, its world size), so
-    // a forged count never drives an allocation. The payload check alone is not enough: a
-    // 256 MiB frame of 4-byte items would reserve 64 Mi vector entries (1.5 GiB).
-    std::uint32_t count(std::size_t min_item, std::uint32_t max_items, const char* field) {
-        const std::uint32_t n = u32(field);
-        if (ok() && static_cast<std::uint64_t>(n) * min_item > remaining()) {
-            fail(field, "claims more items than the message holds");
-            return 0;
-        }
-        if (ok() && n > max_items) {
-            fail(field, "claims " + std::to_string(n) + " items, more than the world size " +
-                            std::to_string(max_items));
-            return 0;
-        }
-        return n;
-    }
-    void fail(const char* field, const std::string& why) {
-        if (error_.empty()) error_ = std::string(msg_) + " message: " + field + " " + why;
-    }
-    // The whole payload must be consumed: trailing bytes mean the peer speaks something else.
-    Status finish() {
-        if (ok() && remaining() != 0) fail("payload", "has trailing bytes");
-        if (!ok()) return invalid(error_);
-        return ok_status();
-    }
-
-  private:
-    bool need(std::size_t n, const char* field) {
-        if (!ok()) return false;
-        if (remaining() < n) {
-            fail(field, "is truncated");
-            return false;
-        }
-        return true;
-    }
-    // Big-endian through the shared reader; need() already checked the length.
-    template <typename T>
-    T number(const char* field) {
-        if (!need(sizeof(T), field)) return 0;
-        BigEndianReader r(in_.subspan(pos_, sizeof(T)));
-        pos_ += sizeof(T);
-        if constexpr (sizeof(T) == 2) return r.u16().value_or(0);
-        if constexpr (sizeof(T) == 4) return r.u32().value_or(0);
-        return r.u64().value_or(0);
-    }
-
-    std::span<const std::uint8_t> in_;
-    std::size_t pos_ = 0;
-    std::string_view msg_;
-    std::string error_;
-};
+    return n;
+}
 
 bool known_type(std::uint8_t t) {
     return t >= static_cast<std::uint8_t>(MsgType::challenge) &&
@@ -158,7 +66,7 @@ bool known_op(std::uint8_t op) {
 constexpr std::size_t kCollectivePrefixSize = 8 + 1 + 4 + 4;
 
 template <typename M>
-void write_collective_prefix(Writer& w, const M& m, std::size_t count) {
+void write_collective_prefix(FieldWriter& w, const M& m, std::size_t count) {
     w.u64(m.seq);
     w.u8(static_cast<std::uint8_t>(m.op));
     w.i32(m.root);
@@ -166,14 +74,14 @@ void write_collective_prefix(Writer& w, const M& m, std::size_t count) {
 }
 
 template <typename M>
-std::uint32_t read_collective_prefix(Reader& r, M& m, std::size_t min_entry_size,
+std::uint32_t read_collective_prefix(FieldReader& r, M& m, std::size_t min_entry_size,
                                      std::uint32_t max_items, const char* count_name) {
     m.seq = r.u64("sequence");
     const std::uint8_t op = r.u8("op");
     m.root = r.i32("root");
     if (r.ok() && !known_op(op)) r.fail("op", "is unknown");
     m.op = static_cast<Op>(op);
-    return r.count(min_entry_size, max_items, count_name);
+    return read_count(r, min_entry_size, max_items, count_name);
 }
 
 Status check_record_size(std::size_t size) {
@@ -236,7 +144,7 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
         return invalid("reserved header flags are set");
     }
     if (buf.size() < kHeaderSize) return std::optional<Frame>();
-    const std::uint32_t len = BigEndianReader(buf.subspan(8, 4)).u32().value_or(0);
+    const std::uint32_t len = FieldReader(buf.subspan(8, 4)).u32("length");
     if (len > max_payload) {
         return invalid("message of " + std::to_string(len) + " bytes exceeds the " +
                        std::to_string(max_payload) + "-byte limit");
@@ -250,53 +158,53 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
 }
 
 Bytes encode_challenge(const Challenge& m) {
-    Writer w(MsgType::challenge, kNonceSize);
+    FieldWriter w = frame_start(MsgType::challenge, kNonceSize);
     w.raw(m.server_nonce);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Bytes encode_hello(const Hello& m) {
-    Writer w(MsgType::hello, 96 + m.step_tag.size() + m.host.size());
+    FieldWriter w = frame_start(MsgType::hello, 96 + m.step_tag.size() + m.host.size());
     w.i32(m.rank);
     w.i32(m.world_size);
     w.i32(m.local_rank);
     w.i32(m.local_world_size);
     w.i32(m.node_rank);
-    w.str(m.step_tag, kMaxTagSize);
-    w.str(m.host, kMaxHostSize);
+    w.str16(m.step_tag, kMaxTagSize);
+    w.str16(m.host, kMaxHostSize);
     w.raw(m.client_nonce);
     w.raw(m.mac);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Bytes encode_welcome(const Welcome& m) {
-    Writer w(MsgType::welcome, 6 + m.host.size() + kMacSize);
+    FieldWriter w = frame_start(MsgType::welcome, 6 + m.host.size() + kMacSize);
     w.i32(m.rank);
-    w.str(m.host, kMaxHostSize);
+    w.str16(m.host, kMaxHostSize);
     w.raw(m.mac);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Bytes encode_reject(const Reject& m) {
-    Writer w(MsgType::reject, m.reason.size() + 2 + kMacSize);
-    w.str(m.reason, kMaxReasonSize);
+    FieldWriter w = frame_start(MsgType::reject, m.reason.size() + 2 + kMacSize);
+    w.str16(m.reason, kMaxReasonSize);
     w.raw(m.mac);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Bytes encode_joined(const Joined& m) {
-    Writer w(MsgType::joined, 4 + 4 * m.ranks.size());
+    FieldWriter w = frame_start(MsgType::joined, 4 + 4 * m.ranks.size());
     w.u32(static_cast<std::uint32_t>(m.ranks.size()));
     for (const std::int32_t r : m.ranks) w.i32(r);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Bytes encode_abort(const Abort& m) {
-    Writer w(MsgType::abort, 6 + m.reason.size() + kMacSize);
+    FieldWriter w = frame_start(MsgType::abort, 6 + m.reason.size() + kMacSize);
     w.u32(m.code);
-    w.str(m.reason, kMaxReasonSize);
+    w.str16(m.reason, kMaxReasonSize);
     w.raw(m.mac);
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Result<Bytes> encode_up(const Up& m) {
@@ -310,13 +218,13 @@ Result<Bytes> encode_up(const Up& m) {
                                                " bytes exceeds the " +
                                                std::to_string(kMaxFramePayload) + "-byte limit");
     }
-    Writer w(MsgType::up, size);
+    FieldWriter w = frame_start(MsgType::up, size);
     write_collective_prefix(w, m, m.records.size());
     for (const RankRecord& r : m.records) {
         w.i32(r.rank);
-        w.blob(r.data);
+        w.blob32(r.data);
     }
-    return std::move(w).finish();
+    return frame_finish(std::move(w));
 }
 
 Result<Bytes> encode_down(const Down& m) {
@@ -331,10 +239,10 @@ Result<Bytes> encode_down(const Down& m) {
                               std::to_string(kMaxFramePayload) +
                               "-byte limit (world_size x record size is too large)");
     }
-    Writer w(MsgType::down, size);
+    FieldWriter w = frame_start(MsgType::down, size);
     write_collective_prefix(w, m, m.items.size());
-    for (const Bytes& b : m.items) w.blob(b);
-    return std::move(w).finish();
+    for (const Bytes& b : m.items) w.blob32(b);
+    return frame_finish(std::move(w));
 }
 
 std::uint32_t max_frame_payload(int world_size) {
@@ -344,7 +252,7 @@ std::uint32_t max_frame_payload(int world_size) {
 }
 
 Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload) {
-    Reader r(payload, "challenge");
+    FieldReader r(payload, "challenge message");
     Challenge m;
     r.fixed(m.server_nonce, "server nonce");
     SDDP_CHECK(r.finish());
@@ -352,15 +260,15 @@ Result<Challenge> decode_challenge(std::span<const std::uint8_t> payload) {
 }
 
 Result<Hello> decode_hello(std::span<const std::uint8_t> payload) {
-    Reader r(payload, "hello");
+    FieldReader r(payload, "hello message");
     Hello m;
     m.rank = r.i32("rank");
     m.world_size = r.i32("world size");
     m.local_rank = r.i32("local rank");
     m.local_world_size = r.i32("local world size");
     m.node_rank = r.i32("node rank");
-    m.step_tag = r.str(kMaxTagSize, "step tag");
-    m.host = r.str(kMaxHostSize, "host");
+    m.step_tag = r.str16(kMaxTagSize, "step tag");
+    m.host = r.str16(kMaxHostSize, "host");
     r.fixed(m.client_nonce, "client nonce");
     r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
@@ -368,28 +276,28 @@ Result<Hello> decode_hello(std::span<const std::uint8_t> payload) {
 }
 
 Result<Welcome> decode_welcome(std::span<const std::uint8_t> payload) {
-    Reader r(payload, "welcome");
+    FieldReader r(payload, "welcome message");
     Welcome m;
     m.rank = r.i32("rank");
-    m.host = r.str(kMaxHostSize, "host");
+    m.host = r.str16(kMaxHostSize, "host");
     r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }
 
 Result<Reject> decode_reject(std::span<const std::uint8_t> payload) {
-    Reader r(payload, "reject");
+    FieldReader r(payload, "reject message");
     Reject m;
-    m.reason = r.str(kMaxReasonSize, "reason");
+    m.reason = r.str16(kMaxReasonSize, "reason");
     r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }
 
 Result<Joined> decode_joined(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
-    Reader r(payload, "joined");
+    FieldReader r(payload, "joined message");
     Joined m;
-    const std::uint32_t n = r.count(4, max_items, "rank count");
+    const std::uint32_t n = read_count(r, 4, max_items, "rank count");
     m.ranks.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) m.ranks.push_back(r.i32("rank"));
     SDDP_CHECK(r.finish());
@@ -397,24 +305,24 @@ Result<Joined> decode_joined(std::span<const std::uint8_t> payload, std::uint32_
 }
 
 Result<Abort> decode_abort(std::span<const std::uint8_t> payload) {
-    Reader r(payload, "abort");
+    FieldReader r(payload, "abort message");
     Abort m;
     m.code = r.u32("error code");
-    m.reason = r.str(kMaxReasonSize, "reason");
+    m.reason = r.str16(kMaxReasonSize, "reason");
     r.fixed(m.mac, "mac");
     SDDP_CHECK(r.finish());
     return m;
 }
 
 Result<Up> decode_up(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
-    Reader r(payload, "up");
+    FieldReader r(payload, "up message");
     Up m;
     const std::uint32_t n = read_collective_prefix(r, m, 8, max_items, "record count");
     m.records.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i) {
         RankRecord rec;
         rec.rank = r.i32("record rank");
-        rec.data = r.blob(kMaxRecordSize, "record");
+        rec.data = r.blob32(kMaxRecordSize, "record");
         m.records.push_back(std::move(rec));
     }
     SDDP_CHECK(r.finish());
@@ -422,12 +330,12 @@ Result<Up> decode_up(std::span<const std::uint8_t> payload, std::uint32_t max_it
 }
 
 Result<Down> decode_down(std::span<const std::uint8_t> payload, std::uint32_t max_items) {
-    Reader r(payload, "down");
+    FieldReader r(payload, "down message");
     Down m;
     const std::uint32_t n = read_collective_prefix(r, m, 4, max_items, "item count");
     m.items.reserve(n);
     for (std::uint32_t i = 0; i < n && r.ok(); ++i)
-        m.items.push_back(r.blob(kMaxRecordSize, "item"));
+        m.items.push_back(r.blob32(kMaxRecordSize, "item"));
     SDDP_CHECK(r.finish());
     return m;
 }

@@ -15,9 +15,10 @@
 //          8  length  u32 BE        payload bytes; checked against a cap before anything waits
 //                                   for or allocates the payload
 //
-// Integers are big-endian; strings and byte blobs carry a length prefix. Decoders take arbitrary
-// bytes (they are fuzzed) and never read out of bounds, never trust a count before checking it
-// against the bytes actually present, and never allocate more than the input size.
+// Integers are big-endian; strings and byte blobs carry a length prefix (core/base/field_codec,
+// which also encodes the preflight and check records). Decoders take arbitrary bytes (they are
+// fuzzed) and never read out of bounds, never trust a count before checking it against the bytes
+// actually present, and never allocate more than the input size.
 #pragma once
 
 #include <array>
