@@ -10,14 +10,13 @@
 // slurmd on one host, a shared /tmp) from removing each other's file while its tasks still run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
 
 #include "core/base/result.hpp"
-#include "core/options/options.hpp"
 #include "core/slurm/step_facts.hpp"
-#include "core/task/launch_env.hpp"
 
 namespace sddp {
 
@@ -26,10 +25,11 @@ struct StepHostfile {
     std::string text;
 };
 
-// `launcher_slots`: the workers per node under --ddp=launcher (nullopt: the step's tasks).
-Result<StepHostfile> step_hostfile(const StepFacts& facts, const LaunchEnv& launch,
-                                   const DdpOptions& opts, std::uint32_t uid,
-                                   std::optional<std::uint32_t> launcher_slots);
+// `first_node`: the index in facts.nodes of rank 0's node (core/task/rank_order.hpp's rank0_node,
+// since which node that is depends on the --ddp options). `launcher_slots`: the workers per node
+// under --ddp=launcher (nullopt: the step's tasks).
+Result<StepHostfile> step_hostfile(const StepFacts& facts, std::size_t first_node,
+                                   std::uint32_t uid, std::optional<std::uint32_t> launcher_slots);
 
 // /tmp/slurm-ddp-hostfile.<uid>.<job>.<step>.<nodeid>  (nodeid: SLURM_NODEID, S_JOB_NODEID)
 std::string step_hostfile_path(std::uint32_t uid, std::uint32_t job_id, std::uint32_t step_id,

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/task/rank_order.hpp"
 
+#include <algorithm>
+
 #include "core/base/numbers.hpp"
 #include "core/task/launch_env.hpp"
 
@@ -24,6 +26,21 @@ Result<std::vector<std::vector<std::uint32_t>>> ordered_ranks_per_node(const Ste
         for (std::uint32_t k = 0; k < f.tasks_per_node[n]; ++k) out[n].push_back(rank++);
     }
     return out;
+}
+
+std::size_t rank0_node(const StepFacts& f, RankOrder order, const std::string& master_addr,
+                       const std::string& addr_suffix) {
+    if (auto layout = ordered_ranks_per_node(f, order)) {
+        for (std::size_t n = 0; n < layout->size(); ++n) {
+            const auto& ranks = (*layout)[n];
+            if (std::find(ranks.begin(), ranks.end(), 0u) != ranks.end()) return n;
+        }
+    }
+    std::string host = master_addr;
+    if (!addr_suffix.empty() && host.size() > addr_suffix.size() && host.ends_with(addr_suffix))
+        host.resize(host.size() - addr_suffix.size());
+    const auto it = std::find(f.nodes.begin(), f.nodes.end(), host);
+    return it == f.nodes.end() ? 0 : static_cast<std::size_t>(it - f.nodes.begin());
 }
 
 }  // namespace sddp

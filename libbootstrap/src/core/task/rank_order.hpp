@@ -8,6 +8,7 @@
 // SLURM_PROCID order on each node, so the relative order of a node's tasks is kept.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -28,5 +29,11 @@ std::uint32_t ordered_rank(const StepFacts& facts, RankOrder order);
 // distribution facts; block needs what ranks_per_node needs (no arbitrary distribution).
 Result<std::vector<std::vector<std::uint32_t>>> ordered_ranks_per_node(const StepFacts& facts,
                                                                        RankOrder order);
+
+// The index in facts.nodes of rank 0's node: from the layout under `order` where Slurm's
+// variables give it, else the node MASTER_ADDR names (`master_addr` less the --ddp=addr-suffix
+// `addr_suffix`: arbitrary distributions, whose host file puts rank 0 anywhere), else the first.
+std::size_t rank0_node(const StepFacts& facts, RankOrder order, const std::string& master_addr,
+                       const std::string& addr_suffix);
 
 }  // namespace sddp

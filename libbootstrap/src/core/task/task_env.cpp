@@ -12,6 +12,7 @@
 #include "core/task/layout_table.hpp"
 #include "core/task/net_hints.hpp"
 #include "core/task/port_block.hpp"
+#include "core/task/rank_order.hpp"
 #include "core/task/task_failure.hpp"
 #include "core/task/trainer_env.hpp"
 
@@ -116,7 +117,9 @@ Result<std::string> add_cluster_spec(TaskEnv& out, const DdpOptions& opts,
     if (opts.hostfile.value_or(false)) {
         std::optional<std::uint32_t> slots;
         if (trainer.launcher) slots = trainer.nproc_per_node;
-        SDDP_TRY(file, step_hostfile(out.facts, out.launch, opts, host.uid, slots));
+        const std::size_t first = rank0_node(out.facts, opts.rank_order.value_or(RankOrder::block),
+                                             out.launch.master_addr, opts.addr_suffix.value_or(""));
+        SDDP_TRY(file, step_hostfile(out.facts, first, host.uid, slots));
         notes += std::string("slurm-ddp: hostfile: ") + contract::kHostfileVar + "=" + file.path +
                  " (" + std::to_string(out.facts.nodes.size()) + " node(s), rank 0's first)\n";
         out.vars.push_back({contract::kHostfileVar, file.path, false});
