@@ -21,14 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "check_command.hpp"
+#include "check/check_command.hpp"
 #include "core/options/options.hpp"
 #include "core/options/options_help.hpp"
 #include "core/slurm/hostlist.hpp"
 #include "core/slurm/task_counts.hpp"
-#include "env_command.hpp"
-#include "run_command.hpp"
-#include "stacks_command.hpp"
+#include "env/env_command.hpp"
+#include "run/run_command.hpp"
+#include "stacks/stacks_command.hpp"
 #include "version_report.hpp"
 
 namespace {

@@ -2,7 +2,7 @@
 // plan_nccl: whether `slurm-ddp check --nccl` runs the all-reduce, and the line it prints.
 #include <gtest/gtest.h>
 
-#include "check_nccl_plan.hpp"
+#include "check/check_nccl_plan.hpp"
 
 using namespace sddp;
 using sddp::check::plan_nccl;

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "check_gpu.hpp"
+#include "check/check_gpu.hpp"
 #include "nccl/nccl_agreement.hpp"
 #include "nccl/nccl_environment.hpp"
 #include "nccl/nccl_layer.hpp"

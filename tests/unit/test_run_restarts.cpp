@@ -11,10 +11,10 @@
 #include <utility>
 #include <vector>
 
-#include "run_args.hpp"
-#include "run_failure.hpp"
-#include "run_plan.hpp"
-#include "run_signals.hpp"
+#include "run/run_args.hpp"
+#include "run/run_failure.hpp"
+#include "run/run_plan.hpp"
+#include "run/run_signals.hpp"
 
 namespace sddp::run {
 namespace {

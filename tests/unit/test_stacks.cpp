@@ -6,11 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "stacks_frames.hpp"
-#include "stacks_proc.hpp"
-#include "stacks_report.hpp"
-#include "stacks_slurm.hpp"
-#include "stacks_targets.hpp"
+#include "stacks/stacks_frames.hpp"
+#include "stacks/stacks_proc.hpp"
+#include "stacks/stacks_report.hpp"
+#include "stacks/stacks_slurm.hpp"
+#include "stacks/stacks_targets.hpp"
 
 namespace sddp::stacks {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "stacks_proc.hpp"
-#include "stacks_slurm.hpp"
+#include "stacks/stacks_proc.hpp"
+#include "stacks/stacks_slurm.hpp"
 
 namespace sddp::stacks {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "stacks_trust.hpp"
+#include "stacks/stacks_trust.hpp"
 
 namespace sddp::stacks {
 namespace {
