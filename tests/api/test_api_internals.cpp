@@ -8,9 +8,9 @@
 #include <thread>
 
 #include "api/settings.hpp"
-#include "rendezvous/pmi2_codec.hpp"
-#include "rendezvous/pmi2_transport.hpp"
-#include "rendezvous/pmi2_worker.hpp"
+#include "rendezvous/kvs/pmi2_codec.hpp"
+#include "rendezvous/kvs/pmi2_transport.hpp"
+#include "rendezvous/kvs/pmi2_worker.hpp"
 #include "rendezvous/select_transport.hpp"
 
 using namespace sddp;

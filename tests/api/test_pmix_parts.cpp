@@ -8,8 +8,8 @@
 #include <set>
 
 #include "core/base/env_lookup.hpp"
-#include "rendezvous/pmix_abi.hpp"
-#include "rendezvous/pmix_transport.hpp"
+#include "rendezvous/kvs/pmix_abi.hpp"
+#include "rendezvous/kvs/pmix_transport.hpp"
 #include "rendezvous/select_transport.hpp"
 
 #ifdef SDDP_HAVE_PMIX_H

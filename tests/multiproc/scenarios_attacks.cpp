@@ -24,7 +24,7 @@
 
 #include "harness.hpp"
 #include "rendezvous/protocol/wire.hpp"
-#include "rendezvous/tcp_auth.hpp"
+#include "rendezvous/tcp/auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"
 

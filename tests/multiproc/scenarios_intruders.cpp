@@ -17,7 +17,7 @@
 #include "harness.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/wire.hpp"
-#include "rendezvous/tcp_auth.hpp"
+#include "rendezvous/tcp/auth.hpp"
 #include "rendezvous/tcp_transport.hpp"
 #include "scenarios.hpp"
 

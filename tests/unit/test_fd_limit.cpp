@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 
-#include "rendezvous/fd_limit.hpp"
+#include "rendezvous/tcp/fd_limit.hpp"
 
 using namespace sddp;
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "rendezvous/protocol/wire.hpp"
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/message_text.hpp"
 
 namespace sddp::wire {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "core/base/numbers.hpp"
 #include "core/slurm/hostlist.hpp"
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/message_text.hpp"
 
 namespace sddp::stacks {
 namespace {

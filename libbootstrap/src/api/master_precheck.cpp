@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "core/check/check_verdict.hpp"
-#include "rendezvous/tcp_socket.hpp"
+#include "rendezvous/tcp/socket.hpp"
 
 namespace sddp::api {
 namespace {

@@ -3,8 +3,8 @@
 
 #include "core/base/numbers.hpp"
 #include "core/options/contract.hpp"
-#include "rendezvous/pmi2_transport.hpp"
-#include "rendezvous/pmix_transport.hpp"
+#include "rendezvous/kvs/pmi2_transport.hpp"
+#include "rendezvous/kvs/pmix_transport.hpp"
 #include "rendezvous/protocol/secret_policy.hpp"
 #include "rendezvous/tcp_transport.hpp"
 

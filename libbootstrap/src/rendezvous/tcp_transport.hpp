@@ -16,13 +16,13 @@
 // the leaders each run one epoll loop over non-blocking sockets, inside the calls.
 //
 // Every connection starts with a mutual HMAC-SHA256 challenge-response over the per-step secret
-// (see tcp_auth.hpp); peers with the wrong secret, step, world size, or a duplicate or
+// (see tcp/auth.hpp); peers with the wrong secret, step, world size, or a duplicate or
 // out-of-range rank are refused with a reason and logged, and the job carries on. Unauthenticated
 // connections are capped in number and in buffered bytes (4 KiB) and dropped after a handshake
 // deadline (half the timeout, at most 5 s), so scanners, garbage and silent clients cost little;
 // when the table is full the busiest address's oldest handshake gives way
 // (rendezvous/protocol/admission.hpp). A client believes a refusal only with the server's proof of
-// the secret, and every frame after the handshake carries a MAC (tcp_auth.hpp).
+// the secret, and every frame after the handshake carries a MAC (tcp/auth.hpp).
 //
 // Message rounds (hops counted on the longest path of the star, leader = one extra hop; the tree
 // adds one TCP hop per level, ceil(log_k(nodes)) levels):

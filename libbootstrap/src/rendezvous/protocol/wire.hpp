@@ -112,7 +112,7 @@ struct Welcome {
 
 struct Reject {
     std::string reason;
-    // Proof that the refusing server holds the secret (tcp_auth.hpp): a client acts on a
+    // Proof that the refusing server holds the secret (tcp/auth.hpp): a client acts on a
     // reject only when it verifies, so a squatter on the port cannot end a rank's join.
     Mac mac{};
 };

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/kvs_transport.hpp"
+#include "rendezvous/kvs/kvs_transport.hpp"
 
 #include <cstdint>
 #include <utility>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmi2_worker.hpp"
+#include "rendezvous/kvs/pmi2_worker.hpp"
 
 #include <condition_variable>
 #include <deque>

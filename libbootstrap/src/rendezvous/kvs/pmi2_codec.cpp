@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmi2_codec.hpp"
+#include "rendezvous/kvs/pmi2_codec.hpp"
 
 #include "core/base/bytes.hpp"
 #include "core/base/numbers.hpp"

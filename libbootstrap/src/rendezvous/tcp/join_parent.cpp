@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_client.hpp"
+#include "rendezvous/tcp/join_parent.hpp"
 
 #include <poll.h>
 
@@ -13,7 +13,7 @@
 #include "core/options/contract.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/join_pacing.hpp"
-#include "rendezvous/tcp_auth.hpp"
+#include "rendezvous/tcp/auth.hpp"
 
 namespace sddp::tcp {
 namespace {
@@ -253,7 +253,7 @@ Attempt answer_challenge(Connection& conn, const ParentTarget& target, const Ren
     return welcomed(conn, **reply, cfg, secret, hello, challenge);
 }
 
-// The client's side of the handshake (tcp_auth.hpp): challenge in, hello out, verdict in.
+// The client's side of the handshake (auth.hpp): challenge in, hello out, verdict in.
 Attempt handshake(Connection& conn, const ParentTarget& target, const RendezvousConfig& cfg,
                   const HmacKey& secret, const std::string& host, Clock::time_point deadline,
                   const JoinWait& wait) {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_socket.hpp"
+#include "rendezvous/tcp/socket.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

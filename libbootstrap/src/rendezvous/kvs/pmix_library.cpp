@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmix_library.hpp"
+#include "rendezvous/kvs/pmix_library.hpp"
 
 #include <vector>
 

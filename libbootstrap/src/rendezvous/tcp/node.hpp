@@ -8,8 +8,8 @@
 // node. The loop runs only inside calls made by the owning thread: no background thread, no thread
 // per peer, every wait bounded.
 //
-// Split by concern: tcp_node.cpp holds the loop, links and failure handling; tcp_join.cpp drives
-// the server side of the handshake; tcp_collectives.cpp the collectives. Who may wait in the
+// Split by concern: node.cpp holds the loop, links and failure handling; join.cpp drives the
+// server side of the handshake; collectives.cpp the collectives. Who may wait in the
 // handshake (rendezvous/protocol/admission.hpp) and who has joined
 // (rendezvous/protocol/join_accounting.hpp) are pure state machines that the loop only feeds with
 // events.
@@ -27,12 +27,12 @@
 
 #include "core/base/result.hpp"
 #include "os/hmac_sha256.hpp"
-#include "rendezvous/fd_limit.hpp"
 #include "rendezvous/protocol/admission.hpp"
 #include "rendezvous/protocol/join_accounting.hpp"
 #include "rendezvous/protocol/wire.hpp"
-#include "rendezvous/tcp_connection.hpp"
-#include "rendezvous/tcp_socket.hpp"
+#include "rendezvous/tcp/connection.hpp"
+#include "rendezvous/tcp/fd_limit.hpp"
+#include "rendezvous/tcp/socket.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::tcp {
@@ -81,7 +81,7 @@ class Node final : public Transport {
 
     explicit Node(const RendezvousConfig& cfg);
 
-    // --- loop (tcp_node.cpp) ---
+    // --- loop (node.cpp) ---
     Status start_listening();
     Status arm_listeners();  // (re)registers the listeners with epoll, after start or a pause
     Status connect_parent();
@@ -100,7 +100,7 @@ class Node final : public Transport {
     Status wait_for_output(Clock::time_point deadline, std::string_view during);
     Clock::time_point deadline_from(Clock::time_point start) const;
 
-    // --- join (tcp_join.cpp) ---
+    // --- join (join.cpp) ---
     Status run_join();
     void accept_from(bool local);
     void admit(Fd fd, bool local);
@@ -122,7 +122,7 @@ class Node final : public Transport {
     void turn_away_locals(const Error& why, Clock::time_point deadline);
     void tell_why_and_close(Link& link, const wire::Hello& h);
 
-    // --- collectives (tcp_collectives.cpp) ---
+    // --- collectives (collectives.cpp) ---
     Result<std::vector<Bytes>> collective(wire::Op op, int root,
                                           std::span<const std::uint8_t> mine);
     Status gather_up(std::uint64_t seq, wire::Op op, int root,
@@ -131,13 +131,13 @@ class Node final : public Transport {
     Status check_match(const Link& link, std::uint64_t seq, wire::Op op, int root,
                        std::uint64_t their_seq, wire::Op their_op, int their_root);
 
-    // --- naming, for messages (tcp_node.cpp) ---
+    // --- naming, for messages (node.cpp) ---
     std::string describe(const Link& link) const;
     std::vector<int> ranks_behind(const Link& link) const;
     void log(const std::string& line) const;
 
     RendezvousConfig cfg_;
-    HmacKey secret_;   // cfg_.secret, keyed once for every handshake (tcp_auth.hpp)
+    HmacKey secret_;   // cfg_.secret, keyed once for every handshake (auth.hpp)
     std::string tag_;  // wire_tag(cfg_): what every handshake's proofs cover
     std::string host_;
     std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates

@@ -12,8 +12,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "rendezvous/tcp_node.hpp"
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/message_text.hpp"
+#include "rendezvous/tcp/node.hpp"
 
 namespace sddp::tcp {
 

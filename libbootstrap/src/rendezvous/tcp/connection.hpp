@@ -18,7 +18,7 @@
 #include "core/base/result.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/wire.hpp"
-#include "rendezvous/tcp_socket.hpp"
+#include "rendezvous/tcp/socket.hpp"
 
 namespace sddp::tcp {
 
@@ -57,7 +57,7 @@ class Connection {
     std::size_t buffered_input() const { return in_.size() - in_pos_; }
 
     // From now on every frame sent is followed by its MAC and every frame received must carry
-    // a valid one (see tcp_auth.hpp). `client`: which direction label this side sends with.
+    // a valid one (see auth.hpp). `client`: which direction label this side sends with.
     void seal(const wire::Mac& session_key, bool client);
     bool sealed() const { return key_.has_value(); }
 

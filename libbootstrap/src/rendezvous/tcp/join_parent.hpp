@@ -10,7 +10,7 @@
 
 #include "core/base/result.hpp"
 #include "os/hmac_sha256.hpp"
-#include "rendezvous/tcp_connection.hpp"
+#include "rendezvous/tcp/connection.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::tcp {
@@ -46,7 +46,7 @@ struct JoinWait {
     std::function<short(int fd, short events, Clock::time_point until)> idle;
     std::function<bool()> stopped;
 };
-// `secret` is cfg.secret keyed once (tcp_auth.hpp), shared by every attempt and connection.
+// `secret` is cfg.secret keyed once (auth.hpp), shared by every attempt and connection.
 Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfig& cfg,
                                const HmacKey& secret, const std::string& host,
                                Clock::time_point deadline, const JoinWait& wait = {});

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/fd_limit.hpp"
+#include "rendezvous/tcp/fd_limit.hpp"
 
 #include <dirent.h>
 #include <sys/resource.h>

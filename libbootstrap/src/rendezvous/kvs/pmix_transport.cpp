@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmix_transport.hpp"
+#include "rendezvous/kvs/pmix_transport.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "core/options/contract.hpp"
-#include "rendezvous/kvs_transport.hpp"
-#include "rendezvous/pmi2_worker.hpp"
-#include "rendezvous/pmix_library.hpp"
+#include "rendezvous/kvs/kvs_transport.hpp"
+#include "rendezvous/kvs/pmi2_worker.hpp"
+#include "rendezvous/kvs/pmix_library.hpp"
 
 namespace sddp {
 namespace {

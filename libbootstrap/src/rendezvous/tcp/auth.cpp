@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_auth.hpp"
+#include "rendezvous/tcp/auth.hpp"
 
 #include <cstdint>
 #include <cstring>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_node.hpp"
+#include "rendezvous/tcp/node.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,9 +14,9 @@
 #include "core/options/contract.hpp"
 #include "os/host_name.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
-#include "rendezvous/tcp_auth.hpp"
-#include "rendezvous/tcp_client.hpp"
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/auth.hpp"
+#include "rendezvous/tcp/join_parent.hpp"
+#include "rendezvous/tcp/message_text.hpp"
 #include "rendezvous/tcp_transport.hpp"
 
 namespace sddp::tcp {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmi2_library.hpp"
+#include "rendezvous/kvs/pmi2_library.hpp"
 
 #include <vector>
 

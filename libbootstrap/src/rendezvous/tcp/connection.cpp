@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_connection.hpp"
+#include "rendezvous/tcp/connection.hpp"
 
 #include <sys/socket.h>
 #include <sys/uio.h>

@@ -14,7 +14,7 @@
 
 #include "core/base/env_lookup.hpp"
 #include "core/base/result.hpp"
-#include "rendezvous/pmix_abi.hpp"
+#include "rendezvous/kvs/pmix_abi.hpp"
 
 namespace sddp {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/pmi2_transport.hpp"
+#include "rendezvous/kvs/pmi2_transport.hpp"
 
 #include <array>
 #include <atomic>
@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/options/contract.hpp"
-#include "rendezvous/kvs_transport.hpp"
-#include "rendezvous/pmi2_codec.hpp"
-#include "rendezvous/pmi2_library.hpp"
-#include "rendezvous/pmi2_worker.hpp"
+#include "rendezvous/kvs/kvs_transport.hpp"
+#include "rendezvous/kvs/pmi2_codec.hpp"
+#include "rendezvous/kvs/pmi2_library.hpp"
+#include "rendezvous/kvs/pmi2_worker.hpp"
 
 namespace sddp {
 namespace {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/message_text.hpp"
 
 #include <algorithm>
 

@@ -17,9 +17,9 @@
 #include "core/options/contract.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
-#include "rendezvous/tcp_auth.hpp"
-#include "rendezvous/tcp_node.hpp"
-#include "rendezvous/tcp_rank_list.hpp"
+#include "rendezvous/tcp/auth.hpp"
+#include "rendezvous/tcp/message_text.hpp"
+#include "rendezvous/tcp/node.hpp"
 
 namespace sddp::tcp {
 namespace {

@@ -59,7 +59,7 @@ wire::Mac server_proof(const HmacKey& secret, const std::string& step_tag,
 // Name of a node leader's abstract Unix socket. Derived from the step tag, a hash of the
 // secret, the master port, the node rank and the rendezvous round, so concurrent steps (and, in
 // tests, several "nodes" on one host) never collide and outsiders cannot predict it to squat on
-// it. Both ends also check who is at the other end (foreign_local_peer in tcp_socket.hpp).
+// it. Both ends also check who is at the other end (foreign_local_peer in socket.hpp).
 std::string local_socket_name(const RendezvousConfig& cfg);
 
 wire::Mac reject_proof(const HmacKey& secret, const std::string& step_tag,
