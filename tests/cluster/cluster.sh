@@ -18,6 +18,8 @@
 # Knobs (environment): SDDP_CLUSTER_DIR, NODES, NODE_CPUS, GPUS_PER_NODE, RESV_PORTS (e.g. 12000-12999: MpiParams=ports=), MODE=netns|loopback,
 # PROFILE=basic|production (production: cgroup proctrack and task plugins with device confinement,
 # a private /tmp and /dev/shm per job, contain_spank where the Slurm has it; see README.md),
+# TMP_VIEW (production: a folder outside /tmp where the host's /tmp is bind-mounted while the
+# cluster is up, for a checkout under /tmp that jobs with a private /tmp could not see),
 # PRIVATE_HOSTS=0|1, PLUGIN, PLUGIN_ARGS, PLUGIN_OPTIONAL, SDDP_SUBNET, CTLD_PORT, SLURMD_PORT_BASE,
 # UP_TIMEOUT, SLURM_DEBUG, ENROOT_TMPFS_SIZE (cluster.sh pyxis), SLURM_PREFIX (run the Slurm
 # installed there, e.g. by build-slurm.sh, instead of the system's). See tests/cluster/README.md.
@@ -42,6 +44,9 @@ MODE=${MODE:-netns}
 # sites run (cgroup/v1 proctrack and task plugins, ConstrainDevices, a private /tmp and /dev/shm
 # per job through job_container/tmpfs or namespace/tmpfs, PrologFlags=Contain, contain_spank).
 PROFILE=${PROFILE:-basic}
+# Jobs of the production profile get a private /tmp: a checkout or build under the host's /tmp
+# (a CI clone) is seen by them through TMP_VIEW, the host's /tmp bind-mounted outside it.
+TMP_VIEW=${TMP_VIEW:-}
 PLUGIN=${PLUGIN:-}
 PLUGIN_ARGS=${PLUGIN_ARGS:-}
 PLUGIN_OPTIONAL=${PLUGIN_OPTIONAL:-0}
@@ -101,6 +106,8 @@ check_knobs() {
   # plugstack.conf and slurm.conf from DIR, so DIR must be outside /tmp there.
   [[ $PROFILE == basic || $DIR != /tmp/* ]] ||
     die "PROFILE=production needs SDDP_CLUSTER_DIR outside /tmp (jobs get a private /tmp): $DIR"
+  [[ -z $TMP_VIEW || ($TMP_VIEW =~ ^/[A-Za-z0-9_./+-]+$ && $TMP_VIEW != /tmp*) ]] ||
+    die "TMP_VIEW must be an absolute path outside /tmp: $TMP_VIEW"
   [[ $PRIVATE_HOSTS == 0 || $PRIVATE_HOSTS == 1 ]] || die "PRIVATE_HOSTS must be 0 or 1: $PRIVATE_HOSTS"
   [[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SDDP_SUBNET must look like 10.251.0: $SUBNET"
   [[ $UP_TIMEOUT =~ ^[0-9]+$ ]] || die "UP_TIMEOUT must be seconds: $UP_TIMEOUT"
@@ -347,7 +354,7 @@ EOF
 
 fingerprint() {
   { render_slurm_conf; render_gres_conf; render_cgroup_conf; render_job_container_conf
-    echo "MODE=$MODE SUBNET=$SUBNET PRIVATE_HOSTS=$PRIVATE_HOSTS PROFILE=$PROFILE"; } |
+    echo "MODE=$MODE SUBNET=$SUBNET PRIVATE_HOSTS=$PRIVATE_HOSTS PROFILE=$PROFILE TMP_VIEW=$TMP_VIEW"; } |
     sha256sum | cut -d' ' -f1
 }
 
@@ -601,6 +608,18 @@ unmount_job_containers() {
   done < <(awk -v d="$DIR/jobs" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r)
 }
 
+# The host's /tmp seen at TMP_VIEW while the cluster is up (non-recursive: only /tmp itself).
+tmp_view_up() {
+  [[ -n $TMP_VIEW ]] || return 0
+  mkdir -p "$TMP_VIEW"
+  mountpoint -q "$TMP_VIEW" || mount --bind /tmp "$TMP_VIEW" || die "cannot bind-mount /tmp at $TMP_VIEW"
+}
+tmp_view_down() {
+  [[ -n $TMP_VIEW ]] && mountpoint -q "$TMP_VIEW" || return 0
+  umount "$TMP_VIEW" 2>/dev/null || umount -l "$TMP_VIEW" || log "warning: cannot unmount $TMP_VIEW"
+  rmdir "$TMP_VIEW" 2>/dev/null || true
+}
+
 # ---------------------------------------------------------------------------------------------
 # Daemons.
 
@@ -705,6 +724,7 @@ load_state() {
       NODES) NODES=$val ;;
       SUBNET) SUBNET=$val ;;
       FINGERPRINT) STATE_FINGERPRINT=$val ;;
+      TMP_VIEW) TMP_VIEW=$val ;;
     esac
   done <"$DIR/cluster.state"
 }
@@ -805,8 +825,9 @@ cmd_up() {
   write_plugstack
   render_env | write_file "$DIR/env.sh"
   # Written before anything is created, so that `down` can undo a half-finished `up`.
-  printf 'MODE=%s\nNODES=%s\nSUBNET=%s\nFINGERPRINT=%s\n' "$MODE" "$NODES" "$SUBNET" "$fp" |
-    write_file "$DIR/cluster.state"
+  printf 'MODE=%s\nNODES=%s\nSUBNET=%s\nFINGERPRINT=%s\nTMP_VIEW=%s\n' "$MODE" "$NODES" "$SUBNET" \
+    "$fp" "$TMP_VIEW" | write_file "$DIR/cluster.state"
+  tmp_view_up
 
   start_munged
   [[ $MODE == netns ]] && net_up
@@ -818,7 +839,8 @@ cmd_up() {
   # Proof that jobs really run on every node, bounded so that a hang cannot stall the tests.
   ts=$(now)
   local out want got
-  if ! out=$(slurm timeout 30 srun -N"$NODES" -n"$NODES" hostname 2>&1); then
+  # From DIR: a job may not see the caller's folder (a private /tmp), and Slurm says so on stderr.
+  if ! out=$(slurm timeout 30 srun --chdir="$DIR" -N"$NODES" -n"$NODES" hostname 2>&1); then
     printf '%s\n' "$out" >&2
     die_logs "srun -N$NODES hostname failed"
   fi
@@ -880,6 +902,7 @@ cmd_down_locked() {
   fi
   hosts_remove
   unmount_job_containers
+  tmp_view_down
   containers_reset
   rm -rf "${DIR:?}/run" "${DIR:?}/spool" "${DIR:?}/tmp" "${DIR:?}/dev" "${DIR:?}/state" \
     "${DIR:?}/munge" "${DIR:?}/jobs" "${DIR:?}/work" "${DIR:?}/cluster.state"
