@@ -29,6 +29,22 @@ if has deps; then
     bash tests/cluster/install-deps.sh
 fi
 
+# Building a Slurm release from source takes both cores for about 6 minutes. The slurm-current
+# phase needs them only after the cluster tests, whose waits (Slurm's requeue delay, sbatch
+# jobs, downloads before them) leave the cores idle for longer: so the builds start here, at the
+# lowest priority, and that phase waits for them. A build that fails here is run again there,
+# where its error is shown.
+slurm_builds=
+if has slurm-current; then
+    mkdir -p .slurm-prefix
+    (for release in ${SLURM_RELEASES:-26.05.3 25.11.7}; do
+        nice -n 19 bash tests/cluster/build-slurm.sh "$release" >".slurm-prefix/build-$release.log" 2>&1 ||
+            true
+    done) &
+    slurm_builds=$!
+    trap 'kill "$slurm_builds" 2>/dev/null || true' EXIT
+fi
+
 if has frameworks; then
     phase "framework environments, NCCL wheels, container runtimes: pinned torch/Lightning/Accelerate/Transformers/DeepSpeed, JAX, TensorFlow; NCCL 2.17-2.32; enroot, pyxis and a PyTorch image (cached outside the clone)"
     # The real-stack tests (ctest -L stacks, in the integration phase) run from these. A first
@@ -98,7 +114,10 @@ run_ctest() {
             sed -n '/The following tests FAILED:/,/^Errors while running/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*//' | head -20
             grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20
             # The cluster tests' own verdicts: each FAIL line and the 3 lines of evidence after it.
-            awk '/^FAIL: / { left = 4 } left > 0 { print substr($0, 1, 240); left-- }' "$log" | head -40)
+            awk '/^FAIL: / { left = 4 } left > 0 { print substr($0, 1, 240); left-- }' "$log" | head -40
+            # A cluster that did not come up: cluster.sh's error and the daemon logs' last lines
+            # before it (every test of the phase is then "Not Run", with no FAIL line).
+            grep -E -B12 '^cluster\.sh: error: ' "$log" | cut -c1-240 | head -40)
     fi
     rm -f "$log"
     [ "$rc" -eq 0 ] || problems+=("ctest exited with status $rc")
@@ -133,11 +152,14 @@ if has slurm-current; then
     phase "current Slurm releases: each built from ../shared/slurm (kept in .slurm-prefix/VERSION), plugin built against it, core integration tests on it"
     # Slurm loads a plugin only under the release that built it: the plugin and the cluster both
     # come from that Slurm (tests/integration/CMakeLists.txt runs the Slurm of SLURM_INCLUDE_DIR).
-    # The first run builds each Slurm (about 4.5 min on 2 cores); later runs reuse the prefix.
+    # Each Slurm is built in the background from the start (above); later runs reuse the prefix.
     # SLURM_RELEASES picks the releases (default: the two newest series sites run); the core
     # subset runs on those in SLURM_SUBSET_RELEASES (default: all of them; the others only bring
     # their daemons up and down), and the production profile's subset on
     # SLURM_PRODUCTION_RELEASE (default 26.05.3).
+    t_wait=$SECONDS
+    [ -z "$slurm_builds" ] || wait "$slurm_builds" || true
+    echo "the background Slurm builds finished $((SECONDS - t_wait)) s into this phase"
     for release in ${SLURM_RELEASES:-26.05.3 25.11.7}; do
         t_release=$SECONDS
         series=${release%.*}
@@ -185,7 +207,7 @@ if has asan; then
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
     cmake --build build-asan -j"$JOBS"
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-        run_ctest asan build-asan "unit plugin multiproc api" -LE 'integration|manynodes|fuzz|packaging|gpu|valgrind' -j"$JOBS"
+        run_ctest asan build-asan "unit plugin multiproc api" -LE 'integration|production|manynodes|fuzz|packaging|gpu|valgrind' -j"$JOBS"
 fi
 
 if has tsan; then
