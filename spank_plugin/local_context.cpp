@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/random_bytes.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
@@ -12,7 +12,7 @@
 namespace sddp::plugin {
 namespace {
 
-// The step's secret, as the tasks read it (core/options/contract).
+// The step's secret, as the tasks read it (core/contract/contract).
 std::optional<std::string> make_secret() {
     auto raw = random_bytes(contract::kSecretBytes);
     if (!raw) return std::nullopt;

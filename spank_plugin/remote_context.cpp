@@ -8,7 +8,7 @@
 #include <string>
 
 #include "container_order.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
 #include "core/task/task_env.hpp"

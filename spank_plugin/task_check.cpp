@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "plugin_log.hpp"
 
 #ifndef SDDP_CHECK_TOOL

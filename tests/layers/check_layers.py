@@ -14,7 +14,7 @@ usage: check_layers.py SOURCE_DIR
 2. The core does no I/O and no system calls: none of the headers that bring them, no getenv.
    The wire protocol that the rendezvous owns (libbootstrap/src/rendezvous/protocol/) is held to
    the same rule, and includes only the core and its own folder.
-3. Every SLURM_DDP_* name is spelled in core/options/contract.hpp only (comments aside). Adjacent string
+3. Every SLURM_DDP_* name is spelled in core/contract/contract.hpp only (comments aside). Adjacent string
    literals are joined first, as the compiler does, so "SLURM_" "DDP_X" counts as a spelling.
 Prints one line per violation and exits 1 when there is any.
 
@@ -31,7 +31,7 @@ LAYERS = ["core", "os", "topology", "rendezvous", "nccl", "api"]
 PLUGIN_FORBIDDEN = {"api", "nccl"}
 # The public headers are the API's face: including them is including the api layer.
 PUBLIC_HEADER_DIR = "slurm_ddp"
-CONTRACT = "libbootstrap/src/core/options/contract.hpp"
+CONTRACT = "libbootstrap/src/core/contract/contract.hpp"
 # Folders outside core/ that are pure all the same, and what they may include.
 PURE_FOLDERS = {"rendezvous/protocol": ("core/", "rendezvous/protocol/")}
 CORE_FORBIDDEN_HEADERS = re.compile(
@@ -179,7 +179,7 @@ def main(root):
             if pure and GETENV.search(line):
                 problems.append(f"{rel}:{n}: the core calls getenv; take an EnvLookup")
             if DDP_NAME.search(line) and rel.as_posix() != CONTRACT:
-                problems.append(f"{rel}:{n}: spells a SLURM_DDP_* name; use core/options/contract.hpp")
+                problems.append(f"{rel}:{n}: spells a SLURM_DDP_* name; use core/contract/contract.hpp")
     for p in problems:
         print(p)
     print(f"{len(files)} files checked, {len(problems)} problem(s)")

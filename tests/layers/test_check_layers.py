@@ -19,7 +19,7 @@ CHECKER = Path(__file__).resolve().parent / "check_layers.py"
 # relative includes within a layer and downwards, a comment naming a SLURM_DDP_ variable,
 # and "//" or a quote inside string and character literals.
 CLEAN = {
-    "libbootstrap/src/core/options/contract.hpp": """
+    "libbootstrap/src/core/contract/contract.hpp": """
         #pragma once
         inline constexpr const char* kSecret = "SLURM_" "DDP_SECRET";
         inline constexpr const char* kRank = "SLURM_DDP_RANK";
@@ -29,7 +29,7 @@ CLEAN = {
         #include <string>
         """,
     "libbootstrap/src/core/options/options.cpp": """
-        #include "core/options/contract.hpp"
+        #include "core/contract/contract.hpp"
         #include "./result.hpp"
         /* SLURM_DDP_SECRET is spelled in the contract only. */
         const char* url = "http://x"; // SLURM_DDP_RANK in a comment is fine
@@ -39,7 +39,7 @@ CLEAN = {
     "libbootstrap/src/os/process_env.cpp": """
         #include <cstdlib>
         #include "../core/base/result.hpp"
-        #include "core/options/contract.hpp"
+        #include "core/contract/contract.hpp"
         const char* read() { return std::getenv(kRank); }
         """,
     "libbootstrap/src/rendezvous/tcp_node.hpp": """

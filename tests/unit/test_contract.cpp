@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/options/contract: the plugin-library contract's names and the step secret's format.
+// core/contract/contract: the plugin-library contract's names and the step secret's format.
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <string_view>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/random_bytes.hpp"
 
 namespace sddp {

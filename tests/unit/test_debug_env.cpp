@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/task/debug_env.hpp"
 #include "step_vars.hpp"
 

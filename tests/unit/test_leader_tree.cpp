@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "rendezvous/protocol/join_accounting.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 

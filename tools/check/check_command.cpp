@@ -22,7 +22,7 @@
 #include "core/check/check_record.hpp"
 #include "core/check/check_report.hpp"
 #include "core/check/check_verdict.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/task/cluster_spec_env.hpp"
 #include "core/task/identity.hpp"

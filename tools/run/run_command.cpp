@@ -6,7 +6,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/hostlist.hpp"
 #include "os/process_env.hpp"
 #include "run/run_args.hpp"

@@ -5,7 +5,7 @@
 #include <charconv>
 #include <cstdint>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/hostlist.hpp"
 
 namespace sddp::run {

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/hostlist.hpp"
 #include "stacks/stacks_child.hpp"
 #include "stacks/stacks_local.hpp"

@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "stacks/stacks_gdb_python.hpp"
 
 namespace sddp::stacks {

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "stacks/stacks_trust.hpp"
 
 namespace sddp::stacks {

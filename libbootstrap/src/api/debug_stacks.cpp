@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/base/log.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 extern char** environ;
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api/settings.hpp"
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/task/identity.hpp"
 #include "rendezvous/protocol/secret_policy.hpp"
 

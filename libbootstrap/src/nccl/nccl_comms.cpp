@@ -12,7 +12,7 @@
 // and an abort flag of its own, as with plain NCCL.
 #include <algorithm>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "nccl/nccl_agreement.hpp"
 #include "nccl/nccl_bounded.hpp"
 #include "nccl/nccl_environment.hpp"

@@ -4,7 +4,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/library_search.hpp"
 #include "os/process_env.hpp"
 #include "os/shared_library.hpp"

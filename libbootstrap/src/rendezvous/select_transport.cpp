@@ -2,7 +2,7 @@
 #include "rendezvous/select_transport.hpp"
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "rendezvous/kvs/pmi2_transport.hpp"
 #include "rendezvous/kvs/pmix_transport.hpp"
 #include "rendezvous/protocol/secret_policy.hpp"

@@ -17,7 +17,7 @@
 
 #include "core/base/bytes.hpp"
 #include "core/base/result.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 namespace {

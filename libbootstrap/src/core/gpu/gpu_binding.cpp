@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "core/base/numbers.hpp"
+#include "core/contract/contract.hpp"
 #include "core/gpu/device_list.hpp"
-#include "core/options/contract.hpp"
 
 namespace sddp {
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 namespace {
@@ -19,7 +19,7 @@ constexpr std::array<std::string_view, 4> kGpuBindNames{"local", "single", "clos
 constexpr std::array<std::string_view, 2> kRankOrderNames{"block", "node"};
 constexpr std::array<std::string_view, 2> kFailFastNames{"asked", "all"};
 
-// The variables each option sets (names of the contract come from core/options/contract.hpp).
+// The variables each option sets (names of the contract come from core/contract/contract.hpp).
 constexpr std::array<std::string_view, 2> kPortVars{"MASTER_PORT", contract::kPortsVar};
 constexpr std::array<std::string_view, 1> kRangeVars{"MASTER_PORT"};
 constexpr std::array<std::string_view, 1> kBlockVars{contract::kPortsVar};

@@ -2,7 +2,7 @@
 #include "core/task/debug_env.hpp"
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 

@@ -2,7 +2,7 @@
 #include "core/task/identity.hpp"
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/task/launch_env.hpp"
 

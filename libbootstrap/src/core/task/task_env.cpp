@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/contract/contract.hpp"
 #include "core/gpu/cpu_bind_list.hpp"
 #include "core/gpu/slurm_task_gpus.hpp"
-#include "core/options/contract.hpp"
 #include "core/task/cluster_spec_env.hpp"
 #include "core/task/launcher_env.hpp"
 #include "core/task/layout_table.hpp"

@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 namespace {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/task/trainer_env.hpp"
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/task/cluster_spec_env.hpp"
 #include "core/task/debug_env.hpp"
 #include "core/task/framework_env.hpp"

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/shared_library.hpp"
 
 namespace sddp {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "rendezvous/kvs/kvs_transport.hpp"
 #include "rendezvous/kvs/pmi2_codec.hpp"
 #include "rendezvous/kvs/pmi2_library.hpp"

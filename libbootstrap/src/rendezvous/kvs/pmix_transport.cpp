@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "rendezvous/kvs/kvs_transport.hpp"
 #include "rendezvous/kvs/pmi2_worker.hpp"
 #include "rendezvous/kvs/pmix_library.hpp"

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "core/slurm/node_order.hpp"
 #include "core/slurm/step_facts.hpp"
 

@@ -2,7 +2,7 @@
 #include "rendezvous/protocol/secret_policy.hpp"
 
 #include "core/base/numbers.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 namespace sddp {
 

@@ -14,7 +14,7 @@
 #include <cstdint>
 
 #include "core/base/log.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp/auth.hpp"

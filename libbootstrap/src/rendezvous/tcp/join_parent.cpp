@@ -10,7 +10,7 @@
 #include <thread>
 #include <variant>
 
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/join_pacing.hpp"
 #include "rendezvous/tcp/auth.hpp"

@@ -11,7 +11,7 @@
 #include <cstdint>
 
 #include "core/base/log.hpp"
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 #include "os/host_name.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp/auth.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/options/contract.hpp"
+#include "core/contract/contract.hpp"
 
 #include "core/base/bytes.hpp"
 
