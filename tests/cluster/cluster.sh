@@ -599,14 +599,17 @@ check_no_foreign_cluster() {
   SDDP_CLUSTER_DIR=$other $SELF down"
 }
 
-# The job container plugins mount each job's directories, and slurmd its BasePath, under
-# $DIR/jobs; whatever a crash left mounted there goes before the files.
-unmount_job_containers() {
+# Lazily unmounts FOLDER and every mount below it, innermost first.
+unmount_below() {
   local m
   while read -r m; do
     umount -l "$m" 2>/dev/null || true
-  done < <(awk -v d="$DIR/jobs" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r)
+  done < <(awk -v d="$1" '$2 == d || index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r)
 }
+
+# The job container plugins mount each job's directories, and slurmd its BasePath, under
+# $DIR/jobs; whatever a crash left mounted there goes before the files.
+unmount_job_containers() { unmount_below "$DIR/jobs"; }
 
 # The host's /tmp seen at TMP_VIEW while the cluster is up (non-recursive: only /tmp itself).
 tmp_view_up() {

@@ -65,13 +65,9 @@ exec $enroot/bin/enroot "\$@"
 EOF
 }
 
-# Mounts enroot or a FUSE helper left under $DIR/containers (a killed step), innermost first.
-unmount_containers() {
-  local m
-  while read -r m; do
-    umount -l "$m" 2>/dev/null || true
-  done < <(awk -v d="$(containers_dir)" 'index($2, d "/") == 1 { print $2 }' /proc/self/mounts | sort -r)
-}
+# Mounts enroot or a FUSE helper left under $DIR/containers (a killed step), innermost first
+# (unmount_below is cluster.sh's).
+unmount_containers() { unmount_below "$(containers_dir)"; }
 
 # `up` and `down`: no container outlives its cluster. pyxis names a step's container
 # pyxis_<job>.<step> and a new cluster numbers jobs from 1 again, so one a killed step left

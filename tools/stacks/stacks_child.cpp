@@ -145,4 +145,17 @@ ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milli
     return r;
 }
 
+std::string last_line(const std::string& text) {
+    std::string last;
+    std::size_t start = 0;
+    while (start < text.size()) {
+        auto end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        const auto line = text.substr(start, end - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
+        start = end + 1;
+    }
+    return last;
+}
+
 }  // namespace sddp::stacks

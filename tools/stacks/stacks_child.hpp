@@ -32,4 +32,8 @@ ChildResult run_bounded(const std::vector<std::string>& argv, std::chrono::milli
                         const std::vector<std::string>& env = {},
                         const std::function<bool(std::string_view)>& enough = {});
 
+// The last line of a child's output that is not blank: what a tool said last (its error), for
+// one-line messages.
+std::string last_line(const std::string& text);
+
 }  // namespace sddp::stacks

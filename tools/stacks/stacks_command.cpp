@@ -41,19 +41,6 @@ int error(const std::string& message) {
     return 1;
 }
 
-std::string last_line(const std::string& text) {
-    std::string last;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        auto end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        const auto line = text.substr(start, end - start);
-        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-        start = end + 1;
-    }
-    return last;
-}
-
 std::string self_path() {
     char buf[4096] = {};
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);

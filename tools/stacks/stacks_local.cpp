@@ -41,19 +41,6 @@ std::string ptrace_scope() {
     return *v;
 }
 
-std::string last_line(const std::string& text) {
-    std::string last;
-    std::size_t start = 0;
-    while (start < text.size()) {
-        auto end = text.find('\n', start);
-        if (end == std::string::npos) end = text.size();
-        const auto line = text.substr(start, end - start);
-        if (line.find_first_not_of(" \t\r") != std::string::npos) last = line;
-        start = end + 1;
-    }
-    return last;
-}
-
 // The step's processes on this node as slurmstepd counts them, or an error for the node.
 Result<std::vector<ListedPid>> list_step_pids(const NodeTools& tools, const std::string& job,
                                               const std::string& step, const std::string& node) {
