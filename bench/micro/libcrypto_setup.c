@@ -7,12 +7,14 @@
 //   cc -O2 bench/micro/libcrypto_setup.c -lcrypto -o /tmp/libcrypto_setup
 //   for i in 1 2 3 4 5; do /tmp/libcrypto_setup setup; done      # as the library does it
 //   /tmp/libcrypto_setup setup noconf   # OPENSSL_INIT_NO_LOAD_CONFIG (ignores the site's config)
-//   /tmp/libcrypto_setup setup nostrings noadd  # process-wide opt-outs (see docs/performance.md)
+//   /tmp/libcrypto_setup setup nostrings noadd  # process-wide opt-outs (see below)
 //   /tmp/libcrypto_setup per-mac
 //
 // setup prints CPU ms of: OPENSSL_init_crypto (config file, error strings, legacy name tables),
 // the explicit fetches of HMAC and SHA256 (provider activation, algorithm tables), the first
 // HMAC. per-mac prints µs per 96-byte HMAC-SHA256 (wall clock, 200000 each).
+// Figures, and why the opt-outs were not taken: docs/performance-history.md, "libcrypto's
+// one-time set-up".
 #define OPENSSL_SUPPRESS_DEPRECATED  // HMAC_CTX is timed for comparison only
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

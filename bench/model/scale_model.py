@@ -112,7 +112,7 @@ def pf_children(n):
 
 
 BENCH_FANOUT = 4  # bootstrap_bench's --fanout default (ours-tree)
-MAC_COST = 4e-6  # one HMAC-SHA256 over a small frame (docs/performance.md, libcrypto section)
+MAC_COST = 4e-6  # one HMAC-SHA256 over a small frame (docs/performance-history.md, libcrypto)
 
 
 def tree_depth(nodes, k):
