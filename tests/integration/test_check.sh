@@ -34,6 +34,9 @@ trap 'exit 1' INT TERM
 run_check() {
     local name=$1 t0 t1
     shift
+    # Each case on an idle cluster: a step the case before it had killed can still be completing
+    # on one node, whose task then starts seconds after rank 0's and misses the check's 5 s.
+    wait_for 20 queue_empty || echo "note: still in the queue: $(squeue -h -o '%i %j %T' | paste -sd';')"
     t0=$(date +%s.%N)
     RC=0
     OUT=$(timeout 60 srun "$@" 2>&1) || RC=$?
