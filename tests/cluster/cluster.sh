@@ -111,7 +111,10 @@ check_knobs() {
   [[ $PRIVATE_HOSTS == 0 || $PRIVATE_HOSTS == 1 ]] || die "PRIVATE_HOSTS must be 0 or 1: $PRIVATE_HOSTS"
   [[ $SUBNET =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "SDDP_SUBNET must look like 10.251.0: $SUBNET"
   [[ $UP_TIMEOUT =~ ^[0-9]+$ ]] || die "UP_TIMEOUT must be seconds: $UP_TIMEOUT"
-  if [[ -n $SLURM_PREFIX ]]; then
+  if [[ -n $SLURM_PREFIX && $1 != down ]]; then
+    # A prefix under the host's /tmp is given through TMP_VIEW, which is mounted before it is
+    # looked at (`down` needs no Slurm binary where nothing came up).
+    [[ $1 != up || -z $TMP_VIEW || $SLURM_PREFIX != "$TMP_VIEW"/* ]] || tmp_view_up
     [[ $SLURM_PREFIX =~ ^/[A-Za-z0-9_./+-]+$ && -x $SLURM_PREFIX/sbin/slurmctld && -x $SLURM_PREFIX/bin/srun ]] ||
       die "SLURM_PREFIX must be an absolute path holding sbin/slurmctld and bin/srun: $SLURM_PREFIX (build one with tests/cluster/build-slurm.sh)"
     [[ -d $(slurm_plugin_dir) ]] || die "SLURM_PREFIX has no plugin directory: $(slurm_plugin_dir)"
@@ -973,7 +976,7 @@ cmd_plugin() {
 main() {
   local cmd=${1:-}
   (($#)) && shift
-  check_knobs
+  check_knobs "$cmd"
   case $cmd in
     up) cmd_up ;;
     down) cmd_down ;;
