@@ -67,6 +67,7 @@ int requeue_job(RequeueFn requeue, std::uint32_t job_id) {
 struct JobNow {
     std::uint32_t state = 0;          // JOB_STATE_BASE bits and flags, as slurmctld has them
     std::uint32_t restart_count = 0;  // counted at once by a requeue
+    bool batch = false;               // sbatch's: a batch script will end and read the marker
 };
 
 // The job as slurmctld has it now, or nullopt.
@@ -81,7 +82,8 @@ std::optional<JobNow> job_now(LoadFn load, std::uint32_t job_id) {
     }
     std::optional<JobNow> now;
     if (rc == 0 && info != nullptr && info->record_count > 0)
-        now = JobNow{info->job_array[0].job_state, info->job_array[0].restart_cnt};
+        now = JobNow{info->job_array[0].job_state, info->job_array[0].restart_cnt,
+                     info->job_array[0].batch_flag != 0};
     if (info != nullptr) {
         if (auto* release = SDDP_SLURM_API(slurm_free_job_info_msg)) release(info);
     }
@@ -122,9 +124,10 @@ void on_requeue_task_exit(spank_t sp, const DdpOptions& opts) {
 void on_requeue_step_exit() {
     if (!g_marker) return;
     // A job that no longer runs (cancelled, timed out) will not be requeued, and its batch step
-    // may have ended before this step: then nobody else removes the marker.
+    // may have ended before this step: then nobody else removes the marker. Neither does anyone
+    // in a job without a batch script (srun's or salloc's own allocation).
     const auto now = job_now(g_marker->job_id);
-    if (!now || (now->state & JOB_STATE_BASE) == JOB_RUNNING) return;
+    if (!now || ((now->state & JOB_STATE_BASE) == JOB_RUNNING && now->batch)) return;
     (void)take_requeue_marker(*g_marker);
 }
 

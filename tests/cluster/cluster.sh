@@ -614,6 +614,11 @@ unmount_below() {
 # $DIR/jobs; whatever a crash left mounted there goes before the files.
 unmount_job_containers() { unmount_below "$DIR/jobs"; }
 
+# --ddp=requeue's markers (libbootstrap/src/core/task/requeue_marker.hpp) name a job by its id,
+# and a fresh cluster numbers its jobs from 1 again: one an earlier cluster (or a killed test)
+# left would belong to this cluster's job of that id. On one machine every node shares /run.
+requeue_markers_reset() { rm -f /run/slurm-ddp/requeue.*; }
+
 # The host's /tmp seen at TMP_VIEW while the cluster is up (non-recursive: only /tmp itself).
 tmp_view_up() {
   [[ -n $TMP_VIEW ]] || return 0
@@ -811,6 +816,7 @@ cmd_up() {
   # ("container_p_join: open failed for .../.ns").
   unmount_job_containers
   containers_reset
+  requeue_markers_reset
   rm -rf "${DIR:?}/state" "${DIR:?}/spool" "${DIR:?}/run" "${DIR:?}/tmp" "${DIR:?}/dev" \
     "${DIR:?}/munge" "${DIR:?}/jobs" "${DIR:?}/work"
   mkdir -p "$DIR/log" "$DIR/state" "$DIR/run"
@@ -910,6 +916,7 @@ cmd_down_locked() {
   unmount_job_containers
   tmp_view_down
   containers_reset
+  requeue_markers_reset
   rm -rf "${DIR:?}/run" "${DIR:?}/spool" "${DIR:?}/tmp" "${DIR:?}/dev" "${DIR:?}/state" \
     "${DIR:?}/munge" "${DIR:?}/jobs" "${DIR:?}/work" "${DIR:?}/cluster.state"
   # Tests take env.sh as "a cluster is up" (and skip without it); configs and logs stay.

@@ -43,7 +43,7 @@ cat >"$WORK/launch.sh" <<LAUNCHER
 for i in 0 1; do $PY "$WORK/train.py" "$WORK/l" "\$SLURM_NODEID-\$i" & done
 wait
 LAUNCHER
-mkdir -p "$WORK/p" "$WORK/l" "$WORK/c" "$WORK/t" "$WORK/b" "$WORK/f"
+mkdir -p "$WORK/p" "$WORK/l" "$WORK/c" "$WORK/t" "$WORK/b" "$WORK/f" "$WORK/i"
 
 submit() {  # submit NAME SRUN_ARGS... : a 2-node requeue job running one srun step
     local name=$1
@@ -102,6 +102,13 @@ else
     pass "no other user can write a marker in $MARKERS ($(stat -c '%U %a' "$MARKERS"))"
 fi
 scontrol release "$blocked" "$forced"
+# srun's own allocation, no batch script: nothing requeues it, and no marker may outlive it.
+srun -J rq-interactive -N2 -n2 --ddp=requeue $PY "$WORK/train.py" "$WORK/i" >"$WORK/interactive.out" 2>&1 &
+srun_pid=$!
+wait_for 30 eval '[ -n "$(squeue -h -n rq-interactive -o %i)" ]' ||
+    fail "interactive: srun's job did not start: $(cat "$WORK/interactive.out")"
+interactive=$(squeue -h -n rq-interactive -o %i)
+jobs_to_cancel+=($interactive)
 
 wait_for 60 has "$WORK/p" 'started.*.0' 2 ||
     fail "plain: ranks did not start with SLURM_DDP_RESTARTS=0: $(ls "$WORK/p")"
@@ -113,8 +120,12 @@ wait_for 60 has "$WORK/t" 'started.*.0' 2 ||
     fail "trapped: ranks did not start: $(ls "$WORK/t")"
 wait_for 60 has "$WORK/b" 'started.*.0' 2 ||
     fail "blocked: ranks did not start: $(ls "$WORK/b")"
+wait_for 60 has "$WORK/i" 'started.*.0' 2 ||
+    fail "interactive: ranks did not start: $(ls "$WORK/i")"
 sleep 1
-for j in "$plain" $launched "$cancelled" "$trapped" "$blocked"; do scancel --signal=USR1 "$j"; done
+for j in "$plain" $launched "$cancelled" "$trapped" "$blocked" $interactive; do
+    scancel --signal=USR1 "$j"
+done
 sleep 0.5
 scancel "$cancelled" "$trapped"
 
@@ -139,6 +150,11 @@ for name in cancelled trapped; do
     fi
 done
 ended() { [ -z "$(job_field "$1" JobState)" ] || [ "$(job_field "$1" JobState)" = COMPLETED ]; }
+if timeout 30 tail --pid="$srun_pid" -f /dev/null && wait "$srun_pid"; then
+    pass "interactive: srun's ranks saved and the step ended cleanly"
+else
+    fail "interactive: srun did not end cleanly within 30 s of SIGUSR1: $(tail -3 "$WORK/interactive.out")"
+fi
 if wait_for 30 ended "$forced" && ! restarted "$forced"; then
     pass "forced: a clean run with markers of other runs and nodes planted was not requeued"
 else
@@ -146,8 +162,8 @@ else
 fi
 # Every run removes its markers, on every node (a job writes one only on its first node, whose
 # batch step removes every marker of the job there when the script ends).
-left=$(cd "$MARKERS" 2>/dev/null && ls | grep -E "^requeue\.($plain|${launched:-x}|$blocked|$cancelled|$trapped)\." || true)
-expect_eq "no marker left by the requeued, cancelled and blocked jobs" "$left" ""
+left=$(cd "$MARKERS" 2>/dev/null && ls | grep -E "^requeue\.($plain|${launched:-x}|$blocked|$cancelled|$trapped|${interactive:-x})\." || true)
+expect_eq "no marker left by the requeued, cancelled, blocked and srun-allocated jobs" "$left" ""
 expect_eq "plain: both ranks saved their checkpoint" "$(cat "$WORK"/p/saved.* 2>/dev/null | tr -d '\n')" "00"
 [ -z "$launched" ] || expect_eq "launcher: the 4 workers saved (the launcher outlived SIGUSR1)" \
     "$(cat "$WORK"/l/saved.* 2>/dev/null | tr -d '\n')" "0000"
