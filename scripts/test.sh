@@ -115,6 +115,16 @@ run_ctest() {
             grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20
             # The cluster tests' own verdicts: each FAIL line and the 3 lines of evidence after it.
             awk '/^FAIL: / { left = 4 } left > 0 { print substr($0, 1, 240); left-- }' "$log" | head -40
+            # A test that failed with no FAIL line of its own (a crash, an unbound variable): the
+            # last lines of its output.
+            awk 'function flush(  i) {
+                     if (cap && !said) for (i = (n > 8 ? n - 8 : 0); i < n; i++) print name ": " substr(out[i], 1, 220)
+                     cap = 0 }
+                 /^ *[0-9]+\/[0-9]+ Test +#[0-9]+: / {
+                     flush(); name = $4; n = 0; said = 0; cap = ($0 ~ /\*\*\*(Failed|Exception)/); next }
+                 /^ +Start +[0-9]+: / || /^[0-9]+% tests passed/ { flush(); next }
+                 cap && NF { out[n++] = $0; if ($0 ~ /^FAIL: /) said = 1 }
+                 END { flush() }' "$log" | head -40
             # A cluster that did not come up: cluster.sh's error and the daemon logs' last lines
             # before it (every test of the phase is then "Not Run", with no FAIL line).
             grep -E -B12 '^cluster\.sh: error: ' "$log" | cut -c1-240 | head -40)
