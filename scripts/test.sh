@@ -190,15 +190,8 @@ if has slurm-current; then
             # The production profile on the newest release: namespace/tmpfs with contain_spank,
             # where Slurm runs the task_exit hook in a short-lived clone inside the job container.
             if [[ $release == "${SLURM_PRODUCTION_RELEASE:-26.05.3}" ]]; then
-                prod='cluster_up_production|cluster_down_production|prod_layouts|prod_gpu_binding|prod_fail_fast|prod_requeue'
-                # From a checkout under /tmp this Slurm's own prefix is seen by jobs through the
-                # cluster's TMP_VIEW, and there prod_requeue finds a marker of a requeued run left
-                # on its second node (requeue.JOB.0.n2): it passes from a checkout elsewhere.
-                if [[ $ROOT == /tmp/* ]]; then
-                    prod=${prod%|prod_requeue}
-                    echo "prod_requeue not run on $release: the checkout is under /tmp (see above)"
-                fi
-                run_ctest "$name-production" "$dir" "production" -L production -R "^($prod)\$"
+                run_ctest "$name-production" "$dir" "production" -L production \
+                    -R '^(cluster_up_production|cluster_down_production|prod_layouts|prod_gpu_binding|prod_fail_fast|prod_requeue)$'
             fi
         else
             failed+=("$name")
