@@ -126,8 +126,9 @@ struct spank_option kDdpOption = {
 // slurmstepd, options known, tasks not forked yet: a step that fails fast or requeues gets its
 // watch (step_watch.hpp), from this process so that it lives as long as the step.
 int on_step_start(spank_t sp) {
-    const auto opts = sddp::plugin::ddp_step_options(sp);
-    if (!opts) return 0;
+    sddp::plugin::decide_ddp_step(sp);
+    const auto* opts = sddp::plugin::ddp_step_options();
+    if (opts == nullptr) return 0;
     const bool fail_fast = sddp::fail_fast_applies(*opts, sddp::plugin::ddp_asked(state()));
     if (!fail_fast && !opts->requeue.value_or(false)) return 0;
     std::uint32_t local_tasks = 0;
@@ -217,7 +218,7 @@ int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
             std::uint32_t local_id = 1;
             (void)spank_get_item(sp, S_TASK_ID, &local_id);
             if (local_id == 0) sddp::plugin::start_watcher();
-            if (auto opts = sddp::plugin::effective_options(s)) {
+            if (const auto* opts = sddp::plugin::ddp_step_options()) {
                 sddp::plugin::on_requeue_task_init(*opts);
             }
             // init, option and user_init ran once in this node's slurmstepd before the tasks were
@@ -240,8 +241,8 @@ int slurm_spank_task_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
         if (sddp::plugin::is_batch_script(sp)) return sddp::plugin::on_batch_script_exit(sp);
-        const auto opts = sddp::plugin::ddp_step_options(sp);
-        if (!opts) return 0;
+        const auto* opts = sddp::plugin::ddp_step_options();
+        if (opts == nullptr) return 0;
         sddp::plugin::on_requeue_task_exit(sp, *opts);
         sddp::plugin::on_fail_fast_task_exit(sp, *opts);
         std::uint32_t local_id = 0;

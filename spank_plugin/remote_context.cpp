@@ -12,6 +12,7 @@
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
 #include "core/task/task_env.hpp"
+#include "ddp_step.hpp"
 #include "hostfile_io.hpp"
 #include "os/make_dirs.hpp"
 #include "plugin_log.hpp"
@@ -57,13 +58,13 @@ int fail(spank_t sp, const StepFacts* facts, const std::string& message) {
     return -1;
 }
 
-int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
+int setup_task(spank_t sp, const Result<DdpOptions>& opts,
+               std::optional<std::uint32_t>* configured_rank) {
     const EnvLookup env = spank_env(sp);
     // srun could not make a secret and, the user not having asked, launched anyway
     // (local_context.cpp): without it the rendezvous would refuse to run.
     if (!ddp_asked(state()) && !env(contract::kSecretVar))
         return fail(sp, nullptr, std::string(contract::kSecretVar) + " is not set");
-    auto opts = effective_options(state());
     if (!opts) return fail(sp, nullptr, opts.error().message);
     auto facts = read_step_facts(env);
     if (!facts) return fail(sp, nullptr, facts.error().message);
@@ -114,7 +115,7 @@ int setup_task(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
 }  // namespace
 
 int on_user_init(spank_t sp) {
-    if (!ddp_requested(state())) return 0;
+    if (ddp_step() == nullptr) return 0;
     const EnvLookup env = spank_env(sp);
     for (const char* name : kStepGpuVars) {
         if (auto v = env(name)) state().step_gpu_env[name] = *v;
@@ -129,19 +130,15 @@ int on_user_init(spank_t sp) {
 int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
     // The batch script, extern and interactive steps are never set up, even with --ddp; an
     // interactive step still carries the secret srun made for it.
-    std::uint32_t step_id = 0;
-    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return stay_out(sp);
-    if (is_special_step(step_id)) return stay_out(sp);
-    if (!ddp_requested(state())) return stay_out(sp);
-    return setup_task(sp, configured_rank);
+    const DdpStep* step = ddp_step();
+    if (step == nullptr) return stay_out(sp);
+    return setup_task(sp, step->options, configured_rank);
 }
 
 int on_remote_exit(spank_t sp) {
-    std::uint32_t step_id = 0;
-    if (spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS) return 0;
-    if (is_special_step(step_id) || !ddp_requested(state())) return 0;
-    auto opts = effective_options(state());
-    if (!opts || !opts->hostfile.value_or(false)) return 0;
+    const DdpStep* step = ddp_step();
+    if (step == nullptr || !step->options || !step->options->hostfile.value_or(false)) return 0;
+    const std::uint32_t step_id = step->step_id;
     std::uint32_t job_id = 0;
     std::uint32_t nodeid = 0;
     if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
