@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "hook_timer.hpp"
 
+#include "plugin_log.hpp"
+
 namespace sddp::plugin {
 
 std::string format_hook_times(std::initializer_list<std::pair<const char*, HookTime>> hooks) {
@@ -16,6 +18,10 @@ std::string format_hook_times(std::initializer_list<std::pair<const char*, HookT
     }
     return text + " (total " + std::to_string(total_us) + " us, cpu " +
            std::to_string(cpu_ns / 1000) + " us)";
+}
+
+void log_plugin_time(const std::string& who, const std::string& times) {
+    log_verbose(who + ": plugin time " + times);
 }
 
 }  // namespace sddp::plugin

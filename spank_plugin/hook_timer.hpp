@@ -66,4 +66,12 @@ class HookTimer {
 // bench/overhead/plugin_overhead.sh and tests/plugin_host parse this format.
 std::string format_hook_times(std::initializer_list<std::pair<const char*, HookTime>> hooks);
 
+// One line per --ddp task (slurmstepd) and per --ddp srun: what the plugin itself cost. Level
+// verbose, not info: production clusters run SlurmdDebug=info, and a line for every task of every
+// step there is noise nobody asked for; verbose is the first level admins raise to diagnose
+// (SlurmdDebug=verbose puts the task lines in the slurmd log, `srun -v` shows srun's line, root
+// can add `srun --slurmd-debug=verbose` to see the task lines on the step's stderr). The per-task
+// details (rank, MASTER_ADDR, binding) are one level further down, at debug.
+void log_plugin_time(const std::string& who, const std::string& times);
+
 }  // namespace sddp::plugin

@@ -40,7 +40,7 @@ bool options_valid() {
 
 // Only a step that asked for --ddp may fail for want of a secret. Any other step launches
 // without one; on a node whose site default would turn DDP on, the task finds no secret and the
-// plugin leaves it alone (remote_context.cpp).
+// plugin leaves it alone (task_setup.cpp).
 int no_secret(const std::string& why) {
     if (!ddp_asked(state())) {
         log_verbose(why +

@@ -9,27 +9,19 @@
 //     task_init with the message on the task's stderr.
 // Each hook's work is timed from inside (hook_timer.hpp); a --ddp step reports it, see
 // log_plugin_time. Steps without --ddp are timed too (a few clock reads) but never hear of it.
-#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "container_order.hpp"
 #include "core/options/options.hpp"
 #include "core/options/options_help.hpp"
-#include "core/task/task_failure.hpp"
-#include "ddp_step.hpp"
-#include "fail_fast.hpp"
 #include "hook_timer.hpp"
 #include "local_context.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
-#include "remote_context.hpp"
-#include "requeue.hpp"
+#include "slurmstepd.hpp"
 #include "spank_api.hpp"
-#include "step_watch.hpp"
 
 extern "C" {
 // SPANK_PLUGIN defines const objects; in C++ those have internal linkage unless declared extern.
@@ -68,16 +60,6 @@ template <typename F>
 int timed(HookTime& into, F&& body) {
     const HookTimer timer(into);
     return body();
-}
-
-// One line per --ddp task (slurmstepd) and per --ddp srun: what the plugin itself cost. Level
-// verbose, not info: production clusters run SlurmdDebug=info, and a line for every task of every
-// step there is noise nobody asked for; verbose is the first level admins raise to diagnose
-// (SlurmdDebug=verbose puts the task lines in the slurmd log, `srun -v` shows srun's line, root
-// can add `srun --slurmd-debug=verbose` to see the task lines on the step's stderr). The per-task
-// details (rank, MASTER_ADDR, binding) are one level further down, at debug.
-void log_plugin_time(const std::string& who, const std::string& times) {
-    sddp::plugin::log_verbose(who + ": plugin time " + times);
 }
 
 // `--ddp=help` in srun, sbatch or salloc: the option table on stdout, then exit 0, as Slurm's own
@@ -123,23 +105,6 @@ struct spank_option kDdpOption = {
     on_option,
 };
 
-// slurmstepd, options known, tasks not forked yet: a step that fails fast or requeues gets its
-// watch (step_watch.hpp), from this process so that it lives as long as the step.
-int on_step_start(spank_t sp) {
-    sddp::plugin::decide_ddp_step(sp);
-    const auto* opts = sddp::plugin::ddp_step_options();
-    if (opts == nullptr) return 0;
-    const bool fail_fast = sddp::fail_fast_applies(*opts, sddp::plugin::ddp_asked(state()));
-    if (!fail_fast && !opts->requeue.value_or(false)) return 0;
-    std::uint32_t local_tasks = 0;
-    uid_t uid = 0;
-    if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS)
-        return 0;
-    (void)sddp::plugin::start_step_watch(local_tasks, uid);
-    return 0;
-}
-
 }  // namespace
 
 extern "C" {
@@ -163,8 +128,7 @@ int slurm_spank_init(spank_t sp, int ac, char** av) {
         if (spank_option_register(sp, &kDdpOption) != ESPANK_SUCCESS) {
             log_error("cannot register the --ddp option");
         }
-        // Here, not later: slurmstepd clears the step's SPANK option variables after this hook.
-        if (ctx == S_CTX_REMOTE) sddp::plugin::note_container_order(sp);
+        if (ctx == S_CTX_REMOTE) sddp::plugin::slurmstepd_init(sp);
         return 0;  // never fail init: it would break steps that do not use --ddp
     });
 }
@@ -178,7 +142,7 @@ int slurm_spank_init_post_opt(spank_t sp, int /*ac*/, char** /*av*/) {
             case S_CTX_ALLOCATOR:
                 return sddp::plugin::on_allocator_post_opt(sp);
             case S_CTX_REMOTE:
-                return on_step_start(sp);
+                return sddp::plugin::slurmstepd_post_opt(sp);
             default:
                 return 0;
         }
@@ -192,9 +156,10 @@ int slurm_spank_local_user_init(spank_t /*sp*/, int /*ac*/, char** /*av*/) {
         if (spank_context() != S_CTX_LOCAL) return 0;
         const auto& s = state();
         if (sddp::plugin::ddp_requested(s)) {
-            log_plugin_time("srun", format_hook_times({{"init", s.times.init},
-                                                       {"option", s.times.option},
-                                                       {"init_post_opt", s.times.post_opt}}));
+            sddp::plugin::log_plugin_time("srun",
+                                          format_hook_times({{"init", s.times.init},
+                                                             {"option", s.times.option},
+                                                             {"init_post_opt", s.times.post_opt}}));
         }
         return 0;
     });
@@ -203,64 +168,29 @@ int slurm_spank_local_user_init(spank_t /*sp*/, int /*ac*/, char** /*av*/) {
 int slurm_spank_user_init(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_user_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        return timed(state().times.user_init, [&] { return sddp::plugin::on_user_init(sp); });
+        return timed(state().times.user_init,
+                     [&] { return sddp::plugin::slurmstepd_user_init(sp); });
     });
 }
 
 int slurm_spank_task_init(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_init", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        auto& s = state();
-        std::optional<std::uint32_t> rank;  // set only when this task was set up for --ddp
-        const int rc =
-            timed(s.times.task_init, [&] { return sddp::plugin::on_task_init(sp, &rank); });
-        if (rc == 0 && rank) {
-            std::uint32_t local_id = 1;
-            (void)spank_get_item(sp, S_TASK_ID, &local_id);
-            if (local_id == 0) sddp::plugin::start_watcher();
-            if (const auto* opts = sddp::plugin::ddp_step_options()) {
-                sddp::plugin::on_requeue_task_init(*opts);
-            }
-            // init, option and user_init ran once in this node's slurmstepd before the tasks were
-            // forked (every task reports the same values); task_init ran in this task alone.
-            log_plugin_time("task " + std::to_string(*rank),
-                            format_hook_times({{"init", s.times.init},
-                                               {"option", s.times.option},
-                                               {"user_init", s.times.user_init},
-                                               {"task_init", s.times.task_init}}));
-        }
-        return rc;
+        return sddp::plugin::slurmstepd_task_init(sp);
     });
 }
 
-// slurmstepd, as each local task ends: a failed rank ends the step (fail_fast.hpp), an early
-// signal is recorded for requeue, and the end of the batch script requeues a job signalled early
-// under --ddp=requeue (requeue.hpp). Under contain_spank Slurm runs this hook in a clone that
-// shares slurmstepd's memory.
 int slurm_spank_task_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_task_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        if (sddp::plugin::is_batch_script(sp)) return sddp::plugin::on_batch_script_exit(sp);
-        const auto* opts = sddp::plugin::ddp_step_options();
-        if (opts == nullptr) return 0;
-        sddp::plugin::on_requeue_task_exit(sp, *opts);
-        sddp::plugin::on_fail_fast_task_exit(sp, *opts);
-        std::uint32_t local_id = 0;
-        if (spank_get_item(sp, S_TASK_ID, &local_id) == ESPANK_SUCCESS)
-            sddp::plugin::note_task_end(local_id);
-        return 0;
+        return sddp::plugin::slurmstepd_task_exit(sp);
     });
 }
 
-// slurmstepd, once per node when the step ends: stop the step watch (a fail-fast kill request
-// still waiting goes out first; no plugin thread may outlive the plugin), and remove the step's
-// --ddp=hostfile file.
 int slurm_spank_exit(spank_t sp, int /*ac*/, char** /*av*/) {
     return guarded("slurm_spank_exit", [&] {
         if (spank_context() != S_CTX_REMOTE) return 0;
-        sddp::plugin::stop_step_watch();
-        sddp::plugin::on_requeue_step_exit();
-        return sddp::plugin::on_remote_exit(sp);
+        return sddp::plugin::slurmstepd_exit(sp);
     });
 }
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "remote_context.hpp"
+#include "task_setup.hpp"
 
 #include <unistd.h>
 
@@ -12,7 +12,6 @@
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
 #include "core/task/task_env.hpp"
-#include "ddp_step.hpp"
 #include "hostfile_io.hpp"
 #include "os/make_dirs.hpp"
 #include "plugin_log.hpp"
@@ -33,13 +32,6 @@ std::uint32_t job_uid(spank_t sp) {
     return static_cast<std::uint32_t>(uid);
 }
 
-// srun made a secret for every step in case this node turns --ddp on (local_context.cpp): a
-// task the plugin does not set up must not keep it.
-int stay_out(spank_t sp) {
-    (void)spank_unsetenv(sp, contract::kSecretVar);
-    return 0;
-}
-
 int fail(spank_t sp, const StepFacts* facts, const std::string& message) {
     std::string where;
     if (facts != nullptr) {
@@ -56,6 +48,15 @@ int fail(spank_t sp, const StepFacts* facts, const std::string& message) {
     log_error(message + where);
     write_task_stderr(std::string(kPluginName) + ": error: " + message + where + "\n");
     return -1;
+}
+
+}  // namespace
+
+// srun made a secret for every step in case this node turns --ddp on (local_context.cpp): a
+// task the plugin does not set up must not keep it.
+int stay_out(spank_t sp) {
+    (void)spank_unsetenv(sp, contract::kSecretVar);
+    return 0;
 }
 
 int setup_task(spank_t sp, const Result<DdpOptions>& opts,
@@ -112,10 +113,7 @@ int setup_task(spank_t sp, const Result<DdpOptions>& opts,
     return 0;
 }
 
-}  // namespace
-
-int on_user_init(spank_t sp) {
-    if (ddp_step() == nullptr) return 0;
+void remember_step_env(spank_t sp) {
     const EnvLookup env = spank_env(sp);
     for (const char* name : kStepGpuVars) {
         if (auto v = env(name)) state().step_gpu_env[name] = *v;
@@ -124,28 +122,15 @@ int on_user_init(spank_t sp) {
     for (const char* name : {"MASTER_ADDR", "MASTER_PORT"}) {
         if (auto v = env(name)) state().step_master_env[name] = *v;
     }
-    return 0;
 }
 
-int on_task_init(spank_t sp, std::optional<std::uint32_t>* configured_rank) {
-    // The batch script, extern and interactive steps are never set up, even with --ddp; an
-    // interactive step still carries the secret srun made for it.
-    const DdpStep* step = ddp_step();
-    if (step == nullptr) return stay_out(sp);
-    return setup_task(sp, step->options, configured_rank);
-}
-
-int on_remote_exit(spank_t sp) {
-    const DdpStep* step = ddp_step();
-    if (step == nullptr || !step->options || !step->options->hostfile.value_or(false)) return 0;
-    const std::uint32_t step_id = step->step_id;
+void remove_hostfile_of_step(spank_t sp, std::uint32_t step_id) {
     std::uint32_t job_id = 0;
     std::uint32_t nodeid = 0;
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return 0;
-    if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS) return 0;
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS) return;
+    if (spank_get_item(sp, S_JOB_NODEID, &nodeid) != ESPANK_SUCCESS) return;
     const std::uint32_t uid = job_uid(sp);
     remove_step_hostfile(step_hostfile_path(uid, job_id, step_id, nodeid), uid);
-    return 0;
 }
 
 }  // namespace sddp::plugin
