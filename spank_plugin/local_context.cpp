@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/contract/contract.hpp"
+#include "hook_timer.hpp"
 #include "os/random_bytes.hpp"
 #include "plugin_log.hpp"
 #include "plugin_state.hpp"
@@ -68,6 +69,18 @@ int on_srun_post_opt(spank_t /*sp*/) {
                                   " in srun's environment"
                             : std::string("cannot read random bytes for the step secret "
                                           "(getrandom failed)"));
+}
+
+// Not in init_post_opt: srun applies -v to its log level after that hook, so the line would
+// never show.
+int on_srun_user_init(spank_t /*sp*/) {
+    const PluginState& s = state();
+    if (ddp_requested(s)) {
+        log_plugin_time("srun", format_hook_times({{"init", s.times.init},
+                                                   {"option", s.times.option},
+                                                   {"init_post_opt", s.times.post_opt}}));
+    }
+    return 0;
 }
 
 int on_allocator_post_opt(spank_t /*sp*/) {

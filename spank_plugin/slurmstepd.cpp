@@ -7,6 +7,7 @@
 
 #include "container_order.hpp"
 #include "core/task/task_failure.hpp"
+#include "ddp_option.hpp"
 #include "ddp_step.hpp"
 #include "fail_fast.hpp"
 #include "hook_timer.hpp"
@@ -17,7 +18,8 @@
 
 namespace sddp::plugin {
 
-int slurmstepd_init(spank_t sp) {
+int slurmstepd_init(spank_t sp, int ac, char** av) {
+    (void)read_site_and_register_ddp(sp, ac, av);
     // Here, not later: slurmstepd clears the step's SPANK option variables after this hook.
     note_container_order(sp);
     return 0;

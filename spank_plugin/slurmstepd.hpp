@@ -10,7 +10,9 @@
 
 namespace sddp::plugin {
 
-int slurmstepd_init(spank_t sp);
+// Reads the plugin's arguments and registers --ddp, as srun and sbatch do, then what only
+// slurmstepd's init can see.
+int slurmstepd_init(spank_t sp, int ac, char** av);
 int slurmstepd_post_opt(spank_t sp);
 int slurmstepd_user_init(spank_t sp);
 int slurmstepd_task_init(spank_t sp);
