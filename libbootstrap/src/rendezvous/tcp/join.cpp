@@ -131,7 +131,7 @@ void Node::turn_away_locals(const Error& why, Clock::time_point deadline) {
                          (tcp_listener_.valid() ? static_cast<int>(tree_children_.size()) : 0);
     while (turned_away_ < expected && Clock::now() < until && !failed_) pump(until);
     // Give the aborts a bounded moment to leave before the sockets close.
-    while (out_armed_ > 0 && Clock::now() < until && !failed_) pump(until);
+    while (loop_.writers() > 0 && Clock::now() < until && !failed_) pump(until);
 }
 
 void Node::tell_why_and_close(Link& link, const wire::Hello& h) {
@@ -223,8 +223,7 @@ std::string Node::describe_join_missing() const {
 
 void Node::close_listeners() {
     for (Fd* fd : {&tcp_listener_, &local_listener_}) {
-        if (fd->valid() && epoll_.valid())
-            ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd->get(), nullptr);
+        if (fd->valid() && loop_.valid()) loop_.remove(fd->get());
         fd->reset();
     }
     spare_fd_.reset();
@@ -261,7 +260,7 @@ void Node::accept_from(bool local) {
             listeners_paused_ = true;
             listeners_paused_until_ = Clock::now() + std::chrono::milliseconds(100);
             for (const Fd* l : {&tcp_listener_, &local_listener_}) {
-                if (l->valid()) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, l->get(), nullptr);
+                if (l->valid()) loop_.remove(l->get());
             }
             return;
         }

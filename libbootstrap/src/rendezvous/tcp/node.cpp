@@ -139,8 +139,7 @@ Clock::time_point Node::deadline_from(Clock::time_point start) const {
 }
 
 Status Node::start_listening() {
-    epoll_ = Fd(::epoll_create1(EPOLL_CLOEXEC));
-    if (!epoll_.valid()) return make_error(Errc::io, "epoll_create1: " + errno_text(errno));
+    SDDP_CHECK(loop_.open());
     const bool need_tcp =
         tree_ ? !tree_children_.empty()
               : is_root_ && cfg_.world_size > (serves_locals_ ? cfg_.local_world_size : 1);
@@ -193,10 +192,7 @@ Status Node::arm_listeners() {
     for (auto [fd, id] : {std::pair{tcp_listener_.get(), kTcpListenerId},
                           std::pair{local_listener_.get(), kLocalListenerId}}) {
         if (fd < 0) continue;
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = id;
-        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0 && armed.ok()) {
+        if (!loop_.add(fd, EPOLLIN, id) && armed.ok()) {
             armed = make_error(Errc::io, "epoll_ctl: " + errno_text(errno));
         }
     }
@@ -268,14 +264,11 @@ Status Node::connect_parent() {
 }
 
 short Node::serve_locals_until(int fd, short events, Clock::time_point until) {
-    if (!epoll_.valid()) return 0;
+    if (!loop_.valid()) return 0;
     parent_wait_revents_ = 0;
     bool watched = false;
     if (fd >= 0) {
-        epoll_event ev{};
-        ev.events = (events & POLLOUT) ? EPOLLOUT : EPOLLIN;
-        ev.data.u64 = kParentWaitId;
-        watched = ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
+        watched = loop_.add(fd, (events & POLLOUT) ? EPOLLOUT : EPOLLIN, kParentWaitId);
         if (!watched) {
             // Not watchable (cannot happen for a socket): fall back to a plain wait on it.
             pollfd p{fd, events, 0};
@@ -283,7 +276,7 @@ short Node::serve_locals_until(int fd, short events, Clock::time_point until) {
         }
     }
     while (parent_wait_revents_ == 0 && !failed_ && Clock::now() < until) pump(until);
-    if (watched) ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr);
+    if (watched) loop_.remove(fd);
     return parent_wait_revents_;
 }
 
@@ -298,25 +291,13 @@ void Node::update_interest(Link& link) {
         if (!link.conn.eof()) want |= EPOLLIN;
         if (link.conn.want_write()) want |= EPOLLOUT;
     }
-    if (want == link.events) return;
-    if (link.events & EPOLLOUT) --out_armed_;
-    if (want & EPOLLOUT) ++out_armed_;
-    epoll_event ev{};
-    ev.events = want;
-    ev.data.u64 = link.id;
-    const int op = link.events == 0 ? EPOLL_CTL_ADD : (want == 0 ? EPOLL_CTL_DEL : EPOLL_CTL_MOD);
-    ::epoll_ctl(epoll_.get(), op, link.conn.fd(), &ev);
-    link.events = want;
+    loop_.watch(link.conn.fd(), link.id, link.events, want);
 }
 
 void Node::remove_link(std::uint64_t id) {
     Link* link = find(id);
     if (link == nullptr) return;
-    if (link->events != 0) {
-        if (link->events & EPOLLOUT) --out_armed_;
-        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, link->conn.fd(), nullptr);
-        link->events = 0;
-    }
+    loop_.unwatch(link->conn.fd(), link->events);
     if (link == parent_) parent_ = nullptr;
     std::erase(children_, link);
     if (link->kind == Kind::pending && admission_) admission_->leave(id);
@@ -334,22 +315,22 @@ void Node::pump(Clock::time_point until) {
     auto wake = until;
     if (admission_) wake = std::min(wake, admission_->next_deadline());
     if (listeners_paused_) wake = std::min(wake, listeners_paused_until_);
-    epoll_event events[256];
-    const int n = ::epoll_wait(epoll_.get(), events, 256, poll_timeout_ms(wake));
-    for (int i = 0; i < n && !failed_; ++i) {
-        const std::uint64_t id = events[i].data.u64;
+    EventLoop::Ready room[EventLoop::kMaxReady];
+    for (const EventLoop::Ready& ready : loop_.wait(wake, room)) {
+        if (failed_) break;
+        const std::uint64_t id = ready.id;
         if (id == kTcpListenerId || id == kLocalListenerId) {
             accept_from(id == kLocalListenerId);
             continue;
         }
         if (id == kParentWaitId) {
-            const std::uint32_t e = events[i].events;
+            const std::uint32_t e = ready.events;
             parent_wait_revents_ =
                 static_cast<short>(((e & EPOLLIN) ? POLLIN : 0) | ((e & EPOLLOUT) ? POLLOUT : 0) |
                                    ((e & EPOLLERR) ? POLLERR : 0) | ((e & EPOLLHUP) ? POLLHUP : 0));
             continue;
         }
-        if (Link* link = find(id)) on_link_event(*link, events[i].events);
+        if (Link* link = find(id)) on_link_event(*link, ready.events);
     }
     if (failed_) return;
     const auto now = Clock::now();
@@ -457,7 +438,7 @@ bool Node::process_frames(Link& link) {
 Error Node::fail(Error e, const Link* from) {
     if (failed_) return *failed_;
     failed_ = e;
-    if (!epoll_.valid()) return e;
+    if (!loop_.valid()) return e;
     // Tell every peer but the one the news came from, then give the bytes a bounded moment to
     // leave: abort is best effort and must not hang on a peer that stopped reading.
     const auto abort_frame = std::make_shared<const Bytes>(
@@ -494,12 +475,11 @@ void Node::teardown() {
     children_.clear();
     admission_.reset();
     parent_ = nullptr;
-    out_armed_ = 0;
-    epoll_.reset();
+    loop_.close();
 }
 
 Status Node::wait_for_output(Clock::time_point deadline, std::string_view during) {
-    while (out_armed_ > 0 && !failed_) {
+    while (loop_.writers() > 0 && !failed_) {
         if (Clock::now() >= deadline) {
             std::vector<int> slow;
             for (auto& [id, link] : links_) {

@@ -8,7 +8,8 @@
 // node. The loop runs only inside calls made by the owning thread: no background thread, no thread
 // per peer, every wait bounded.
 //
-// Split by concern: node.cpp holds the loop, links and failure handling; join.cpp drives the
+// Split by concern: event_loop.hpp holds the epoll set; node.cpp the links, what the loop's
+// events mean, and failure handling; join.cpp drives the
 // server side of the handshake; collectives.cpp the collectives. Who may wait in the
 // handshake (rendezvous/protocol/admission.hpp) and who has joined
 // (rendezvous/protocol/join_accounting.hpp) are pure state machines that the loop only feeds with
@@ -31,6 +32,7 @@
 #include "rendezvous/protocol/join_accounting.hpp"
 #include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp/connection.hpp"
+#include "rendezvous/tcp/event_loop.hpp"
 #include "rendezvous/tcp/fd_limit.hpp"
 #include "rendezvous/tcp/socket.hpp"
 #include "rendezvous/transport.hpp"
@@ -153,7 +155,7 @@ class Node final : public Transport {
     Clock::duration handshake_timeout_{};
 
     FdLimitRaise fd_limit_;  // before the sockets: restored after they are closed
-    Fd epoll_;
+    EventLoop loop_;
     Fd tcp_listener_;
     Fd local_listener_;
     Fd spare_fd_;  // released to accept-and-close when out of descriptors
@@ -166,7 +168,6 @@ class Node final : public Transport {
     short parent_wait_revents_ = 0;  // set by pump for the socket serve_locals_until waits on
     std::vector<Link*> children_;
     std::optional<Admission> admission_;  // once listening
-    std::size_t out_armed_ = 0;
     std::vector<std::uint64_t> touched_;
 
     std::optional<JoinAccounting> join_;  // root and node leaders, once the join starts

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// The epoll set a rendezvous node waits on: descriptors registered under ids of the caller's
+// choosing, one bounded wait at a time, and how many of them wait to write. It knows nothing of
+// links, handshakes or collectives: its owner dispatches the ready ids.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "core/base/result.hpp"
+#include "rendezvous/tcp/socket.hpp"
+
+namespace sddp::tcp {
+
+class EventLoop {
+  public:
+    struct Ready {
+        std::uint64_t id = 0;
+        std::uint32_t events = 0;  // EPOLLIN, EPOLLOUT, EPOLLERR, EPOLLHUP
+    };
+
+    Status open();
+    bool valid() const { return epoll_.valid(); }
+    // Forgets every registration (the descriptors themselves belong to the caller).
+    void close();
+
+    // Registers `fd` under `id` for `events`; false if epoll refused it.
+    bool add(int fd, std::uint32_t events, std::uint64_t id);
+    void remove(int fd);
+    // Moves `fd`'s registration from `registered` (0: none) to `want` (0: none), and counts the
+    // descriptors registered for EPOLLOUT. `registered` is the caller's record of the last call.
+    void watch(int fd, std::uint64_t id, std::uint32_t& registered, std::uint32_t want);
+    // Drops `fd`'s registration made through watch(), if any.
+    void unwatch(int fd, std::uint32_t& registered);
+    // Descriptors registered through watch() with EPOLLOUT: bytes still waiting to leave.
+    std::size_t writers() const { return writers_; }
+
+    // Waits until a registered descriptor is ready or `until` passes; what is ready, in `room`
+    // (at most kMaxReady at a time). The caller's buffer keeps a wait made while dispatching
+    // another's events from overwriting them.
+    static constexpr std::size_t kMaxReady = 256;
+    std::span<const Ready> wait(Clock::time_point until, std::span<Ready> room);
+
+  private:
+    Fd epoll_;
+    std::size_t writers_ = 0;
+};
+
+}  // namespace sddp::tcp
