@@ -1,94 +1,81 @@
 // SPDX-License-Identifier: Apache-2.0
-// Collectives on the rendezvous tree: contributions flow up to rank 0, results flow down.
-//
-//   broadcast from 0   down only                  (root -> leaders -> locals)
-//   broadcast from r   up (only r's record moves), then down
-//   allgather          up (records merge per node), then down (one shared encoded result)
-//   gather             up only: rank 0 holds every record, nothing comes back
-//   barrier            up (empty), then down (empty)
-//
-// Every message carries the collective's sequence number and kind, so ranks that called
-// different collectives fail with a clear mismatch instead of exchanging the wrong bytes.
+#include "rendezvous/tcp/collectives.hpp"
+
 #include <algorithm>
 #include <cstdint>
 
 #include "rendezvous/tcp/message_text.hpp"
-#include "rendezvous/tcp/node.hpp"
 
 namespace sddp::tcp {
 
-Status Node::broadcast(Bytes& bytes, int root) {
-    if (root < 0 || root >= cfg_.world_size) {
-        return make_error(Errc::invalid_input, self_ + ": broadcast root " + std::to_string(root) +
-                                                   " is outside world size " +
-                                                   std::to_string(cfg_.world_size));
+Status Collectives::broadcast(Bytes& bytes, int root) {
+    if (root < 0 || root >= world_size_) {
+        return make_error(Errc::invalid_input,
+                          tree_.self() + ": broadcast root " + std::to_string(root) +
+                              " is outside world size " + std::to_string(world_size_));
     }
-    SDDP_TRY(items, collective(wire::Op::broadcast, root, bytes));
-    if (cfg_.rank != root) bytes = std::move(items.front());
+    SDDP_TRY(items, run(wire::Op::broadcast, root, bytes));
+    if (rank_ != root) bytes = std::move(items.front());
     return ok_status();
 }
 
-Result<std::vector<Bytes>> Node::allgather(std::span<const std::uint8_t> mine) {
-    return collective(wire::Op::allgather, 0, mine);
+Result<std::vector<Bytes>> Collectives::allgather(std::span<const std::uint8_t> mine) {
+    return run(wire::Op::allgather, 0, mine);
 }
 
-Result<std::vector<Bytes>> Node::gather(std::span<const std::uint8_t> mine) {
-    return collective(wire::Op::gather, 0, mine);
+Result<std::vector<Bytes>> Collectives::gather(std::span<const std::uint8_t> mine) {
+    return run(wire::Op::gather, 0, mine);
 }
 
-Status Node::barrier() {
-    SDDP_TRY(items, collective(wire::Op::barrier, 0, {}));
+Status Collectives::barrier() {
+    SDDP_TRY(items, run(wire::Op::barrier, 0, {}));
     (void)items;
     return ok_status();
 }
 
-void Node::abort(std::string_view reason) {
-    if (failed_) return;
-    fail(make_error(Errc::peer_lost, self_ + " aborted the rendezvous: " + std::string(reason)));
-}
-
-Status Node::check_match(const Link& link, std::uint64_t seq, wire::Op op, int root,
-                         std::uint64_t their_seq, wire::Op their_op, int their_root) {
+Status Collectives::check_match(LinkId link, std::uint64_t seq, wire::Op op, int root,
+                                std::uint64_t their_seq, wire::Op their_op, int their_root) {
     if (seq == their_seq && op == their_op && root == their_root) return ok_status();
     auto what = [](wire::Op o, std::uint64_t s, int r) {
         std::string t = std::string(wire::op_name(o)) + " #" + std::to_string(s);
         if (o == wire::Op::broadcast) t += " from rank " + std::to_string(r);
         return t;
     };
-    return fail(make_error(Errc::protocol, self_ + ": collective mismatch: this rank is in " +
-                                               what(op, seq, root) + " but " + describe(link) +
-                                               " is in " + what(their_op, their_seq, their_root) +
-                                               "; every rank must call the same collectives in "
-                                               "the same order"),
-                &link);
+    return tree_.fail(
+        make_error(Errc::protocol, tree_.self() + ": collective mismatch: this rank is in " +
+                                       what(op, seq, root) + " but " + tree_.describe(link) +
+                                       " is in " + what(their_op, their_seq, their_root) +
+                                       "; every rank must call the same collectives in "
+                                       "the same order"),
+        link);
 }
 
-Status Node::gather_up(std::uint64_t seq, wire::Op op, int root,
-                       std::vector<wire::RankRecord>& records, Clock::time_point deadline) {
+Status Collectives::gather_up(std::uint64_t seq, wire::Op op, int root,
+                              std::vector<wire::RankRecord>& records, Clock::time_point deadline) {
     const auto start = Clock::now();
-    std::vector<char> got(children_.size(), 0);
-    std::size_t remaining = children_.size();
+    const std::vector<LinkId> children = tree_.children();
+    std::vector<char> got(children.size(), 0);
+    std::size_t remaining = children.size();
     auto take = [&](std::size_t i) -> Status {
-        Link& c = *children_[i];
-        if (c.inbox.empty()) {
-            if (c.conn.eof()) {
-                return fail(
-                    make_error(Errc::peer_lost, self_ + ": lost connection to " + describe(c) +
-                                                    " during " + std::string(wire::op_name(op)) +
-                                                    " #" + std::to_string(seq) +
-                                                    "; it exited or was killed, see its log"),
-                    &c);
+        const LinkId c = children[i];
+        std::optional<OwnedFrame> f = tree_.receive(c);
+        if (!f) {
+            if (tree_.closed(c)) {
+                return tree_.fail(
+                    make_error(Errc::peer_lost,
+                               tree_.self() + ": lost connection to " + tree_.describe(c) +
+                                   " during " + std::string(wire::op_name(op)) + " #" +
+                                   std::to_string(seq) + "; it exited or was killed, see its log"),
+                    c);
             }
             return ok_status();
         }
-        const OwnedFrame f = std::move(c.inbox.front());
-        c.inbox.pop_front();
         Result<wire::Up> up =
-            wire::decode_up(f.payload(), static_cast<std::uint32_t>(cfg_.world_size));
+            wire::decode_up(f->payload(), static_cast<std::uint32_t>(world_size_));
         if (!up.ok()) {
-            return fail(
-                make_error(Errc::protocol, self_ + ": " + describe(c) + ": " + up.error().message),
-                &c);
+            return tree_.fail(make_error(Errc::protocol, tree_.self() + ": " + tree_.describe(c) +
+                                                             ": " + up.error().message),
+                              c);
         }
         SDDP_CHECK(check_match(c, seq, op, root, up->seq, up->op, up->root));
         for (wire::RankRecord& r : up->records) records.push_back(std::move(r));
@@ -96,76 +83,73 @@ Status Node::gather_up(std::uint64_t seq, wire::Op op, int root,
         --remaining;
         return ok_status();
     };
-    for (std::size_t i = 0; i < children_.size(); ++i) SDDP_CHECK(take(i));
+    for (std::size_t i = 0; i < children.size(); ++i) SDDP_CHECK(take(i));
     while (remaining > 0) {
-        if (failed_) return *failed_;
+        if (tree_.failure()) return *tree_.failure();
         if (Clock::now() >= deadline) {
             std::vector<int> missing;
             std::string hosts;
             int listed = 0;
-            for (std::size_t i = 0; i < children_.size(); ++i) {
+            for (std::size_t i = 0; i < children.size(); ++i) {
                 if (got[i]) continue;
-                const std::vector<int> behind = ranks_behind(*children_[i]);
+                const std::vector<int> behind = tree_.ranks_behind(children[i]);
                 missing.insert(missing.end(), behind.begin(), behind.end());
                 if (listed++ < 8) {
-                    hosts += (hosts.empty() ? "" : ", ") + describe(*children_[i]);
+                    hosts += (hosts.empty() ? "" : ", ") + tree_.describe(children[i]);
                 }
             }
-            return fail(make_error(
+            return tree_.fail(make_error(
                 Errc::timeout,
-                self_ + ": timed out after " + seconds_text(Clock::now() - start) + " in " +
+                tree_.self() + ": timed out after " + seconds_text(Clock::now() - start) + " in " +
                     std::string(wire::op_name(op)) + " #" + std::to_string(seq) +
                     " waiting for ranks " + format_rank_list(missing) + " [" + hosts +
                     (listed > 8 ? ", ..." : "") + "]; they are stuck before this call or hung"));
         }
-        pump(deadline);
-        if (failed_) return *failed_;
-        for (const std::uint64_t id : touched_) {
-            for (std::size_t i = 0; i < children_.size(); ++i) {
-                if (children_[i]->id == id && !got[i]) SDDP_CHECK(take(i));
+        const std::vector<LinkId>& touched = tree_.turn(deadline);
+        if (tree_.failure()) return *tree_.failure();
+        for (const LinkId id : touched) {
+            for (std::size_t i = 0; i < children.size(); ++i) {
+                if (children[i] == id && !got[i]) SDDP_CHECK(take(i));
             }
         }
     }
     return ok_status();
 }
 
-Result<OwnedFrame> Node::wait_down(std::uint64_t seq, wire::Op op, Clock::time_point deadline) {
+Result<OwnedFrame> Collectives::wait_down(LinkId parent, std::uint64_t seq, wire::Op op,
+                                          Clock::time_point deadline) {
     const auto start = Clock::now();
     for (;;) {
-        if (failed_) return *failed_;
-        if (!parent_->inbox.empty()) {
-            OwnedFrame f = std::move(parent_->inbox.front());
-            parent_->inbox.pop_front();
-            return f;
-        }
-        if (parent_->conn.eof()) {
-            return fail(
-                make_error(Errc::peer_lost, self_ + ": lost connection to " + describe(*parent_) +
-                                                " during " + std::string(wire::op_name(op)) + " #" +
-                                                std::to_string(seq) +
-                                                "; it exited or was killed, see its log"),
-                parent_);
+        if (tree_.failure()) return *tree_.failure();
+        if (std::optional<OwnedFrame> f = tree_.receive(parent)) return std::move(*f);
+        if (tree_.closed(parent)) {
+            return tree_.fail(
+                make_error(Errc::peer_lost,
+                           tree_.self() + ": lost connection to " + tree_.describe(parent) +
+                               " during " + std::string(wire::op_name(op)) + " #" +
+                               std::to_string(seq) + "; it exited or was killed, see its log"),
+                parent);
         }
         if (Clock::now() >= deadline) {
-            return fail(make_error(
-                Errc::timeout, self_ + ": timed out after " + seconds_text(Clock::now() - start) +
-                                   " in " + std::string(wire::op_name(op)) + " #" +
-                                   std::to_string(seq) + " waiting for the result from " +
-                                   describe(*parent_)));
+            return tree_.fail(make_error(
+                Errc::timeout, tree_.self() + ": timed out after " +
+                                   seconds_text(Clock::now() - start) + " in " +
+                                   std::string(wire::op_name(op)) + " #" + std::to_string(seq) +
+                                   " waiting for the result from " + tree_.describe(parent)));
         }
-        pump(deadline);
+        tree_.turn(deadline);
     }
 }
 
-Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
+Result<std::vector<Bytes>> Collectives::run(wire::Op op, int root,
                                             std::span<const std::uint8_t> mine) {
-    if (failed_) return *failed_;
+    if (tree_.failure()) return *tree_.failure();
     const std::uint64_t seq = ++seq_;
-    const auto deadline = deadline_from(Clock::now());
+    const auto deadline = tree_.deadline_from(Clock::now());
     const std::string during = std::string(wire::op_name(op)) + " #" + std::to_string(seq);
     if (mine.size() > wire::kMaxRecordSize) {
-        return fail(
-            make_error(Errc::too_large, self_ + ": " + during + " record of " +
+        return tree_.fail(
+            make_error(Errc::too_large, tree_.self() + ": " + during + " record of " +
                                             std::to_string(mine.size()) + " bytes exceeds the " +
                                             std::to_string(wire::kMaxRecordSize) + "-byte limit"));
     }
@@ -174,20 +158,20 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
     std::vector<wire::RankRecord> records;
     if (up_phase) {
         if (op == wire::Op::allgather || op == wire::Op::gather ||
-            (op == wire::Op::broadcast && cfg_.rank == root)) {
-            records.push_back(wire::RankRecord{cfg_.rank, Bytes(mine.begin(), mine.end())});
+            (op == wire::Op::broadcast && rank_ == root)) {
+            records.push_back(wire::RankRecord{rank_, Bytes(mine.begin(), mine.end())});
         }
         SDDP_CHECK(gather_up(seq, op, root, records, deadline));
-        if (parent_ != nullptr) {
+        if (const std::optional<LinkId> parent = tree_.parent()) {
             wire::Up up{seq, op, root, std::move(records)};
             Result<Bytes> frame = wire::encode_up(up);
-            if (!frame.ok()) return fail(frame.take_error());
-            send_to(*parent_, std::make_shared<const Bytes>(std::move(*frame)));
+            if (!frame.ok()) return tree_.fail(frame.take_error());
+            tree_.send(*parent, std::make_shared<const Bytes>(std::move(*frame)));
             records.clear();
         }
     }
     std::vector<Bytes> items;
-    if (is_root_) {
+    if (rank_ == 0) {
         if (op == wire::Op::broadcast) {
             if (root == 0) {
                 items.emplace_back(mine.begin(), mine.end());
@@ -195,65 +179,68 @@ Result<std::vector<Bytes>> Node::collective(wire::Op op, int root,
                 const auto it = std::find_if(records.begin(), records.end(),
                                              [&](const auto& r) { return r.rank == root; });
                 if (it == records.end()) {
-                    return fail(make_error(Errc::protocol, self_ + ": " + during + " from rank " +
-                                                               std::to_string(root) +
-                                                               ": the root's bytes never arrived"));
+                    return tree_.fail(
+                        make_error(Errc::protocol, tree_.self() + ": " + during + " from rank " +
+                                                       std::to_string(root) +
+                                                       ": the root's bytes never arrived"));
                 }
                 items.push_back(std::move(it->data));
             }
         } else if (op == wire::Op::allgather || op == wire::Op::gather) {
-            items.resize(static_cast<std::size_t>(cfg_.world_size));
+            items.resize(static_cast<std::size_t>(world_size_));
             std::vector<char> seen(items.size(), 0);
             for (wire::RankRecord& r : records) {
-                if (r.rank < 0 || r.rank >= cfg_.world_size ||
-                    seen[static_cast<std::size_t>(r.rank)]) {
-                    return fail(make_error(Errc::protocol, self_ + ": " + during +
-                                                               ": record for rank " +
-                                                               std::to_string(r.rank) +
-                                                               " is out of range or duplicated"));
+                if (r.rank < 0 || r.rank >= world_size_ || seen[static_cast<std::size_t>(r.rank)]) {
+                    return tree_.fail(make_error(
+                        Errc::protocol, tree_.self() + ": " + during + ": record for rank " +
+                                            std::to_string(r.rank) +
+                                            " is out of range or duplicated"));
                 }
                 seen[static_cast<std::size_t>(r.rank)] = 1;
                 items[static_cast<std::size_t>(r.rank)] = std::move(r.data);
             }
             if (records.size() != items.size()) {
-                return fail(make_error(Errc::protocol, self_ + ": " + during + ": got " +
-                                                           std::to_string(records.size()) + " of " +
-                                                           std::to_string(items.size()) +
-                                                           " records"));
+                return tree_.fail(
+                    make_error(Errc::protocol, tree_.self() + ": " + during + ": got " +
+                                                   std::to_string(records.size()) + " of " +
+                                                   std::to_string(items.size()) + " records"));
             }
         }
-        if (!children_.empty() && op != wire::Op::gather) {
+        const std::vector<LinkId> children = tree_.children();
+        if (!children.empty() && op != wire::Op::gather) {
             Result<Bytes> frame = wire::encode_down(wire::Down{seq, op, root, items});
-            if (!frame.ok()) return fail(frame.take_error());
+            if (!frame.ok()) return tree_.fail(frame.take_error());
             // One encoded result, shared by every child's send queue.
             const auto shared = std::make_shared<const Bytes>(std::move(*frame));
-            for (Link* c : children_) send_to(*c, shared);
+            for (const LinkId c : children) tree_.send(c, shared);
         }
     } else if (op != wire::Op::gather) {
-        SDDP_TRY(frame, wait_down(seq, op, deadline));
+        const LinkId parent = *tree_.parent();
+        SDDP_TRY(frame, wait_down(parent, seq, op, deadline));
         Result<wire::Down> down =
-            wire::decode_down(frame.payload(), static_cast<std::uint32_t>(cfg_.world_size));
+            wire::decode_down(frame.payload(), static_cast<std::uint32_t>(world_size_));
         if (!down.ok()) {
-            return fail(make_error(Errc::protocol,
-                                   self_ + ": " + describe(*parent_) + ": " + down.error().message),
-                        parent_);
+            return tree_.fail(
+                make_error(Errc::protocol, tree_.self() + ": " + tree_.describe(parent) + ": " +
+                                               down.error().message),
+                parent);
         }
-        SDDP_CHECK(check_match(*parent_, seq, op, root, down->seq, down->op, down->root));
-        const std::size_t want = op == wire::Op::allgather
-                                     ? static_cast<std::size_t>(cfg_.world_size)
+        SDDP_CHECK(check_match(parent, seq, op, root, down->seq, down->op, down->root));
+        const std::size_t want = op == wire::Op::allgather   ? static_cast<std::size_t>(world_size_)
                                  : op == wire::Op::broadcast ? 1
                                                              : 0;
         if (down->items.size() != want) {
-            return fail(make_error(Errc::protocol, self_ + ": " + during + ": expected " +
-                                                       std::to_string(want) + " items, got " +
-                                                       std::to_string(down->items.size())),
-                        parent_);
+            return tree_.fail(
+                make_error(Errc::protocol, tree_.self() + ": " + during + ": expected " +
+                                               std::to_string(want) + " items, got " +
+                                               std::to_string(down->items.size())),
+                parent);
         }
         // Forward the frame as received: no re-encoding on the node leaders.
-        for (Link* c : children_) send_to(*c, frame.raw);
+        for (const LinkId c : tree_.children()) tree_.send(c, frame.raw);
         items = std::move(down->items);
     }
-    SDDP_CHECK(wait_for_output(deadline, during));
+    SDDP_CHECK(tree_.drain(deadline, during));
     return items;
 }
 

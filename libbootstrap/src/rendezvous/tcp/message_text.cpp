@@ -2,6 +2,7 @@
 #include "rendezvous/tcp/message_text.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace sddp::tcp {
 
@@ -25,6 +26,12 @@ std::string format_rank_list(std::vector<int> ranks, std::size_t max_ranges) {
         i = j + 1;
     }
     return out;
+}
+
+std::string seconds_text(Clock::duration d) {
+    char buf[32];
+    (void)std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
+    return buf;
 }
 
 }  // namespace sddp::tcp

@@ -15,6 +15,7 @@
 #include "os/host_name.hpp"
 #include "rendezvous/protocol/leader_tree.hpp"
 #include "rendezvous/tcp/auth.hpp"
+#include "rendezvous/tcp/collectives.hpp"
 #include "rendezvous/tcp/join_parent.hpp"
 #include "rendezvous/tcp/message_text.hpp"
 #include "rendezvous/tcp_transport.hpp"
@@ -88,12 +89,6 @@ Status validate(const RendezvousConfig& c) {
 
 }  // namespace
 
-std::string seconds_text(Clock::duration d) {
-    char buf[32];
-    (void)std::snprintf(buf, sizeof buf, "%.1f s", std::chrono::duration<double>(d).count());
-    return buf;
-}
-
 Node::Node(const RendezvousConfig& cfg)
     : cfg_(cfg), secret_(std::string_view(cfg.secret)), tag_(wire_tag(cfg)) {
     host_ = hostname_or(cfg.host);
@@ -130,6 +125,67 @@ Result<std::unique_ptr<Node>> Node::create(const RendezvousConfig& cfg) {
 
 Node::~Node() {
     teardown();
+}
+
+Result<std::vector<Bytes>> Node::allgather(std::span<const std::uint8_t> mine) {
+    return collectives_.allgather(mine);
+}
+
+Result<std::vector<Bytes>> Node::gather(std::span<const std::uint8_t> mine) {
+    return collectives_.gather(mine);
+}
+
+void Node::abort(std::string_view reason) {
+    if (failed_) return;
+    fail(make_error(Errc::peer_lost, self_ + " aborted the rendezvous: " + std::string(reason)));
+}
+
+std::optional<TreeLinks::LinkId> Node::parent() const {
+    if (parent_ == nullptr) return std::nullopt;
+    return parent_->id;
+}
+
+std::vector<TreeLinks::LinkId> Node::children() const {
+    std::vector<LinkId> ids;
+    ids.reserve(children_.size());
+    for (const Link* c : children_) ids.push_back(c->id);
+    return ids;
+}
+
+void Node::send(LinkId id, std::shared_ptr<const Bytes> frame) {
+    if (Link* link = find(id)) send_to(*link, std::move(frame));
+}
+
+std::optional<OwnedFrame> Node::receive(LinkId id) {
+    Link* link = find(id);
+    if (link == nullptr || link->inbox.empty()) return std::nullopt;
+    OwnedFrame f = std::move(link->inbox.front());
+    link->inbox.pop_front();
+    return f;
+}
+
+bool Node::closed(LinkId id) const {
+    const auto it = links_.find(id);
+    return it == links_.end() || it->second->conn.eof();
+}
+
+std::string Node::describe(LinkId id) const {
+    const auto it = links_.find(id);
+    return it == links_.end() ? "a closed link" : describe(*it->second);
+}
+
+std::vector<int> Node::ranks_behind(LinkId id) const {
+    const auto it = links_.find(id);
+    return it == links_.end() ? std::vector<int>{} : ranks_behind(*it->second);
+}
+
+const std::vector<TreeLinks::LinkId>& Node::turn(Clock::time_point until) {
+    pump(until);
+    return touched_;
+}
+
+Error Node::fail(Error e, std::optional<LinkId> from) {
+    return fail(std::move(e), from ? find(*from) : nullptr);
 }
 
 Clock::time_point Node::deadline_from(Clock::time_point start) const {

@@ -9,9 +9,9 @@
 // per peer, every wait bounded.
 //
 // Split by concern: event_loop.hpp holds the epoll set; node.cpp the links, what the loop's
-// events mean, and failure handling; join.cpp drives the
-// server side of the handshake; collectives.cpp the collectives. Who may wait in the
-// handshake (rendezvous/protocol/admission.hpp) and who has joined
+// events mean, and failure handling; join.cpp drives the server side of the handshake;
+// collectives.hpp the collectives, which see the tree only through tree_links.hpp. Who may wait
+// in the handshake (rendezvous/protocol/admission.hpp) and who has joined
 // (rendezvous/protocol/join_accounting.hpp) are pure state machines that the loop only feeds with
 // events.
 #pragma once
@@ -31,18 +31,17 @@
 #include "rendezvous/protocol/admission.hpp"
 #include "rendezvous/protocol/join_accounting.hpp"
 #include "rendezvous/protocol/wire.hpp"
+#include "rendezvous/tcp/collectives.hpp"
 #include "rendezvous/tcp/connection.hpp"
 #include "rendezvous/tcp/event_loop.hpp"
 #include "rendezvous/tcp/fd_limit.hpp"
 #include "rendezvous/tcp/socket.hpp"
+#include "rendezvous/tcp/tree_links.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::tcp {
 
-// "2.5 s", for messages.
-std::string seconds_text(Clock::duration d);
-
-class Node final : public Transport {
+class Node final : public Transport, private TreeLinks {
   public:
     // Listens and/or connects, authenticates, and waits until this rank's subtree has joined
     // (the whole world, on rank 0). Bounded by cfg.timeout.
@@ -54,10 +53,12 @@ class Node final : public Transport {
     int rank() const override { return cfg_.rank; }
     int world_size() const override { return cfg_.world_size; }
     std::string_view name() const override { return "tcp"; }
-    Status broadcast(Bytes& bytes, int root) override;
+    Status broadcast(Bytes& bytes, int root) override {
+        return collectives_.broadcast(bytes, root);
+    }
     Result<std::vector<Bytes>> allgather(std::span<const std::uint8_t> mine) override;
     Result<std::vector<Bytes>> gather(std::span<const std::uint8_t> mine) override;
-    Status barrier() override;
+    Status barrier() override { return collectives_.barrier(); }
     void abort(std::string_view reason) override;
 
   private:
@@ -97,10 +98,10 @@ class Node final : public Transport {
     void update_interest(Link& link);
     void remove_link(std::uint64_t id);
     Link* find(std::uint64_t id);
-    Error fail(Error e, const Link* from = nullptr);
+    Error fail(Error e, const Link* from);
     void teardown();
     Status wait_for_output(Clock::time_point deadline, std::string_view during);
-    Clock::time_point deadline_from(Clock::time_point start) const;
+    Clock::time_point deadline_from(Clock::time_point start) const override;
 
     // --- join (join.cpp) ---
     Status run_join();
@@ -124,14 +125,21 @@ class Node final : public Transport {
     void turn_away_locals(const Error& why, Clock::time_point deadline);
     void tell_why_and_close(Link& link, const wire::Hello& h);
 
-    // --- collectives (collectives.cpp) ---
-    Result<std::vector<Bytes>> collective(wire::Op op, int root,
-                                          std::span<const std::uint8_t> mine);
-    Status gather_up(std::uint64_t seq, wire::Op op, int root,
-                     std::vector<wire::RankRecord>& records, Clock::time_point deadline);
-    Result<OwnedFrame> wait_down(std::uint64_t seq, wire::Op op, Clock::time_point deadline);
-    Status check_match(const Link& link, std::uint64_t seq, wire::Op op, int root,
-                       std::uint64_t their_seq, wire::Op their_op, int their_root);
+    // --- the tree, as the collectives see it (tree_links.hpp; node.cpp) ---
+    const std::string& self() const override { return self_; }
+    std::optional<LinkId> parent() const override;
+    std::vector<LinkId> children() const override;
+    void send(LinkId id, std::shared_ptr<const Bytes> frame) override;
+    std::optional<OwnedFrame> receive(LinkId id) override;
+    bool closed(LinkId id) const override;
+    std::string describe(LinkId id) const override;
+    std::vector<int> ranks_behind(LinkId id) const override;
+    const std::vector<LinkId>& turn(Clock::time_point until) override;
+    Status drain(Clock::time_point deadline, std::string_view during) override {
+        return wait_for_output(deadline, during);
+    }
+    Error fail(Error e, std::optional<LinkId> from = std::nullopt) override;
+    const std::optional<Error>& failure() const override { return failed_; }
 
     // --- naming, for messages (node.cpp) ---
     std::string describe(const Link& link) const;
@@ -139,6 +147,7 @@ class Node final : public Transport {
     void log(const std::string& line) const;
 
     RendezvousConfig cfg_;
+    Collectives collectives_{*this, cfg_.rank, cfg_.world_size};
     HmacKey secret_;   // cfg_.secret, keyed once for every handshake (auth.hpp)
     std::string tag_;  // wire_tag(cfg_): what every handshake's proofs cover
     std::string host_;
@@ -172,7 +181,6 @@ class Node final : public Transport {
 
     std::optional<JoinAccounting> join_;  // root and node leaders, once the join starts
 
-    std::uint64_t seq_ = 0;
     std::optional<Error> failed_;
     std::optional<Error> turning_away_;  // set while turn_away_locals runs
     int turned_away_ = 0;
