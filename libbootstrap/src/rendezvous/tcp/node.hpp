@@ -8,17 +8,12 @@
 // node. The loop runs only inside calls made by the owning thread: no background thread, no thread
 // per peer, every wait bounded.
 //
-// Split by concern: event_loop.hpp holds the epoll set; node.cpp the links, what the loop's
-// events mean, and failure handling; join.cpp drives the server side of the handshake;
-// collectives.hpp the collectives, which see the tree only through tree_links.hpp. Who may wait
-// in the handshake (rendezvous/protocol/admission.hpp) and who has joined
-// (rendezvous/protocol/join_accounting.hpp) are pure state machines that the loop only feeds with
-// events.
+// The node is a composition: the epoll set (event_loop.hpp); the link table, what the loop's
+// events mean, and failure handling (here); the join that builds the tree (join.hpp); and the
+// collectives (collectives.hpp), which see the tree only through tree_links.hpp.
 #pragma once
 
-#include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,21 +22,18 @@
 #include <vector>
 
 #include "core/base/result.hpp"
-#include "os/hmac_sha256.hpp"
-#include "rendezvous/protocol/admission.hpp"
-#include "rendezvous/protocol/join_accounting.hpp"
-#include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp/collectives.hpp"
 #include "rendezvous/tcp/connection.hpp"
 #include "rendezvous/tcp/event_loop.hpp"
-#include "rendezvous/tcp/fd_limit.hpp"
+#include "rendezvous/tcp/join.hpp"
+#include "rendezvous/tcp/links.hpp"
 #include "rendezvous/tcp/socket.hpp"
 #include "rendezvous/tcp/tree_links.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::tcp {
 
-class Node final : public Transport, private TreeLinks {
+class Node final : public Transport, private TreeLinks, private JoinLinks {
   public:
     // Listens and/or connects, authenticates, and waits until this rank's subtree has joined
     // (the whole world, on rank 0). Bounded by cfg.timeout.
@@ -50,8 +42,8 @@ class Node final : public Transport, private TreeLinks {
     Node(const Node&) = delete;
     Node& operator=(const Node&) = delete;
 
-    int rank() const override { return cfg_.rank; }
-    int world_size() const override { return cfg_.world_size; }
+    int rank() const override { return place_.cfg.rank; }
+    int world_size() const override { return place_.cfg.world_size; }
     std::string_view name() const override { return "tcp"; }
     Status broadcast(Bytes& bytes, int root) override {
         return collectives_.broadcast(bytes, root);
@@ -62,71 +54,32 @@ class Node final : public Transport, private TreeLinks {
     void abort(std::string_view reason) override;
 
   private:
-    enum class Kind { pending, child, parent };
-
-    struct Link {
-        std::uint64_t id = 0;
-        Connection conn;
-        Kind kind = Kind::pending;
-        bool via_local = false;  // accepted on (or connected over) the node-local socket
-        std::uint32_t events = 0;
-        // Handshake (server side).
-        wire::Nonce server_nonce{};
-        // Identity, once authenticated.
-        int rank = -1;
-        int local_rank = 0;
-        int local_world_size = 1;
-        int node_rank = 0;
-        std::string host;  // as the peer said, made printable
-        std::deque<OwnedFrame> inbox;
-        Link(std::uint64_t i, Connection c) : id(i), conn(std::move(c)) {}
-    };
-
     explicit Node(const RendezvousConfig& cfg);
 
-    // --- loop (node.cpp) ---
-    Status start_listening();
-    Status arm_listeners();  // (re)registers the listeners with epoll, after start or a pause
-    Status connect_parent();
-    // join_parent's waits for a node leader: its loop runs (its locals' handshakes go on) until
-    // the parent's socket `fd` is ready for `events` or `until` passes; the revents, or 0.
-    short serve_locals_until(int fd, short events, Clock::time_point until);
-    void pump(Clock::time_point until);
+    // --- the loop's events, links and failure (node.cpp) ---
+    void pump(Clock::time_point until) override;
     void on_link_event(Link& link, std::uint32_t events);
-    bool process_frames(Link& link);  // false once the link is gone or the node failed
-    void send_to(Link& link, std::shared_ptr<const Bytes> frame);
-    void update_interest(Link& link);
-    void remove_link(std::uint64_t id);
+    bool process_frames(Link& link) override;  // false once the link is gone or the node failed
+    void send_to(Link& link, std::shared_ptr<const Bytes> frame) override;
+    void update_interest(Link& link) override;
+    Link& add_link(Connection conn) override;
+    void remove_link(std::uint64_t id) override;
     Link* find(std::uint64_t id);
-    Error fail(Error e, const Link* from);
+    Error fail(Error e, const Link* from) override;
     void teardown();
     Status wait_for_output(Clock::time_point deadline, std::string_view during);
-    Clock::time_point deadline_from(Clock::time_point start) const override;
+    std::string describe(const Link& link) const override;
+    std::vector<int> ranks_behind(const Link& link) const;
 
-    // --- join (join.cpp) ---
-    Status run_join();
-    void accept_from(bool local);
-    void admit(Fd fd, bool local);
-    bool on_hello(Link& link, const OwnedFrame& frame);
-    // `hello`: the peer's, when it got that far; the reject then carries our proof.
-    void refuse(Link& link, const std::string& reason, const wire::Hello* hello = nullptr);
-    std::optional<std::string> check_hello(const Link& link, const wire::Hello& h) const;
-    // The hello's step tag is this step's and its proof verifies.
-    bool proves_step(const Link& link, const wire::Hello& h) const;
-    void welcome(Link& link, const wire::Hello& h);  // sends the welcome, seals the link
-    void accept_child(Link& link, const wire::Hello& h);
-    void on_joined(Link& link, const OwnedFrame& frame);
-    void expire_handshakes(Clock::time_point now);
-    void report_drop(const std::string& address, const char* why);
-    bool join_complete() const;
-    std::string describe_join_missing() const;
-    void close_listeners();
-    // A leader that could not join rank 0 hands its reason to the locals waiting to join it.
-    void turn_away_locals(const Error& why, Clock::time_point deadline);
-    void tell_why_and_close(Link& link, const wire::Hello& h);
+    // --- the node, as the join sees it (join.hpp) ---
+    EventLoop& loop() override { return loop_; }
+    const std::map<std::uint64_t, std::unique_ptr<Link>>& links() const override { return links_; }
+    Link* parent_link() const override { return parent_; }
+    void set_parent(Link& link) override { parent_ = &link; }
+    std::vector<Link*>& child_links() override { return children_; }
 
-    // --- the tree, as the collectives see it (tree_links.hpp; node.cpp) ---
-    const std::string& self() const override { return self_; }
+    // --- the tree, as the collectives see it (tree_links.hpp) ---
+    const std::string& self() const override { return place_.self; }
     std::optional<LinkId> parent() const override;
     std::vector<LinkId> children() const override;
     void send(LinkId id, std::shared_ptr<const Bytes> frame) override;
@@ -135,57 +88,28 @@ class Node final : public Transport, private TreeLinks {
     std::string describe(LinkId id) const override;
     std::vector<int> ranks_behind(LinkId id) const override;
     const std::vector<LinkId>& turn(Clock::time_point until) override;
+    Clock::time_point deadline_from(Clock::time_point start) const override {
+        return place_.deadline_from(start);
+    }
+    Error fail(Error e, std::optional<LinkId> from = std::nullopt) override;
+
+    // --- both ---
     Status drain(Clock::time_point deadline, std::string_view during) override {
         return wait_for_output(deadline, during);
     }
-    Error fail(Error e, std::optional<LinkId> from = std::nullopt) override;
     const std::optional<Error>& failure() const override { return failed_; }
 
-    // --- naming, for messages (node.cpp) ---
-    std::string describe(const Link& link) const;
-    std::vector<int> ranks_behind(const Link& link) const;
-    void log(const std::string& line) const;
-
-    RendezvousConfig cfg_;
-    Collectives collectives_{*this, cfg_.rank, cfg_.world_size};
-    HmacKey secret_;   // cfg_.secret, keyed once for every handshake (auth.hpp)
-    std::string tag_;  // wire_tag(cfg_): what every handshake's proofs cover
-    std::string host_;
-    std::string self_;    // "rank 3 (host)": the prefix of every error this rank originates
-    std::string master_;  // "addr:port"
-    bool is_root_ = false;
-    bool serves_locals_ = false;      // root or node leader with local ranks to accept
-    bool local_leaf_ = false;         // joins its node leader rather than rank 0
-    bool tree_ = false;               // a leader in the leaders' tree (cfg.leaders given)
-    int parent_node_ = -1;            // tree: the node whose leader is this leader's parent
-    std::vector<int> tree_children_;  // tree: the nodes whose leaders join this one over TCP
-    Clock::duration timeout_{};
-    Clock::duration margin_{};
-    Clock::duration handshake_timeout_{};
-
-    FdLimitRaise fd_limit_;  // before the sockets: restored after they are closed
+    const Place place_;
     EventLoop loop_;
-    Fd tcp_listener_;
-    Fd local_listener_;
-    Fd spare_fd_;  // released to accept-and-close when out of descriptors
-    Clock::time_point listeners_paused_until_{};
-    bool listeners_paused_ = false;
-
     std::map<std::uint64_t, std::unique_ptr<Link>> links_;
-    std::uint64_t next_id_ = 16;
+    std::uint64_t next_id_ = Join::kFirstLinkId;
     Link* parent_ = nullptr;
-    short parent_wait_revents_ = 0;  // set by pump for the socket serve_locals_until waits on
     std::vector<Link*> children_;
-    std::optional<Admission> admission_;  // once listening
     std::vector<std::uint64_t> touched_;
-
-    std::optional<JoinAccounting> join_;  // root and node leaders, once the join starts
-
     std::optional<Error> failed_;
-    std::optional<Error> turning_away_;  // set while turn_away_locals runs
-    int turned_away_ = 0;
-    mutable std::size_t refusals_ = 0;
-    std::size_t shed_ = 0;
+
+    Join join_{place_, *this};
+    Collectives collectives_{*this, place_.cfg.rank, place_.cfg.world_size};
 };
 
 }  // namespace sddp::tcp
