@@ -9,6 +9,7 @@
 
 #include "container_order.hpp"
 #include "core/contract/contract.hpp"
+#include "core/options/option_params.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
 #include "core/task/task_env.hpp"
@@ -102,8 +103,9 @@ int setup_task(spank_t sp, const Result<DdpOptions>& opts,
     if (!task->table.empty()) write_task_stderr(task->table);
     *configured_rank = task->launch.rank;
     if (task->options.check.value_or(false)) {
-        const int rc =
-            run_task_check(sp, std::min(task->options.timeout_s.value_or(5), std::uint32_t{30}));
+        const int rc = run_task_check(
+            sp, std::min(task->options.timeout_s.value_or(sddp::kCheckTimeoutSeconds),
+                         sddp::kCheckTimeoutMaxSeconds));
         if (rc != 0 && !ddp_asked(state())) {
             log_verbose("site default: the step failed its check; it runs all the same");
             return 0;

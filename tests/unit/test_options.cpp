@@ -2,6 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
 #include <variant>
 
 #include "core/options/options.hpp"
@@ -207,7 +210,9 @@ class OptionRow : public ::testing::TestWithParam<OptionSpec> {};
 TEST_P(OptionRow, HasHelpExampleAndDefault) {
     const OptionSpec& o = GetParam();
     EXPECT_FALSE(o.help.empty()) << o.name;
-    EXPECT_FALSE(o.default_text.empty()) << o.name;
+    EXPECT_FALSE(option_default_text(o).empty()) << o.name;
+    // A default is declared once: as a value, or (where it is not one) in words.
+    EXPECT_TRUE(has_value_default(o) == o.default_text.empty()) << o.name;
     EXPECT_FALSE(o.example.empty()) << o.name;
     EXPECT_TRUE(o.example == o.name || o.example.starts_with(std::string(o.name) + "="))
         << o.example;
@@ -228,12 +233,26 @@ TEST_P(OptionRow, HasHelpExampleAndDefault) {
 
 TEST_P(OptionRow, DefaultIsInRange) {
     const OptionSpec& o = GetParam();
-    if (!o.literal_default) GTEST_SKIP() << o.name << " has a derived default";
+    if (!has_value_default(o)) GTEST_SKIP() << o.name << " has a derived default";
     const std::string text = o.type == OptionType::set_value
                                  ? std::string(o.name)
-                                 : std::string(o.name) + "=" + std::string(o.default_text);
+                                 : std::string(o.name) + "=" + option_default_text(o);
     auto parsed = parse_in_scope(o, text);
-    EXPECT_TRUE(parsed.ok()) << text << ": " << parsed.error().message;
+    ASSERT_TRUE(parsed.ok()) << text << ": " << parsed.error().message;
+    // The value parsed from the default's text is the declared default, of the field's type.
+    std::visit(
+        [&](auto member) {
+            const auto& got = (*parsed).*member;
+            using V = std::decay_t<decltype(*got)>;
+            ASSERT_TRUE(got.has_value()) << text;
+            if constexpr (std::is_same_v<V, std::uint16_t> || std::is_same_v<V, std::string>) {
+                ADD_FAILURE() << o.name << ": a value default for a field of this type";
+            } else {
+                ASSERT_TRUE(std::holds_alternative<V>(o.default_value)) << o.name;
+                EXPECT_TRUE(*got == std::get<V>(o.default_value)) << text;
+            }
+        },
+        o.field);
 }
 
 TEST_P(OptionRow, ExampleParsesAndSetsItsField) {

@@ -27,7 +27,7 @@ TEST(PortBlock, ConcurrentStepsOfOneJobAreDisjoint) {
         in.step_id = step;
         auto b = choose_port_block(in, o);
         ASSERT_TRUE(b.ok()) << b.error().message;
-        EXPECT_EQ(b->last - b->first + 1, static_cast<int>(kDefaultPortBlock));
+        EXPECT_EQ(b->last - b->first + 1, static_cast<int>(kPortsParam.value));
         EXPECT_GE(b->first, kDefaultPortRange.first);
         EXPECT_LE(b->last, kDefaultPortRange.last);
         for (const auto& other : blocks)

@@ -23,6 +23,7 @@
 #include "core/check/check_report.hpp"
 #include "core/check/check_verdict.hpp"
 #include "core/contract/contract.hpp"
+#include "core/options/option_params.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/task/cluster_spec_env.hpp"
 #include "core/task/identity.hpp"
@@ -42,7 +43,7 @@ struct CheckArgs {
     // --before-program (what --ddp=check runs): silent when healthy, and on failure each task
     // says on its own stderr why its program does not start.
     bool before_program = false;
-    std::chrono::milliseconds timeout{5000};
+    std::chrono::milliseconds timeout{std::chrono::seconds(kCheckTimeoutSeconds)};
 };
 
 int usage(const std::string& why) {

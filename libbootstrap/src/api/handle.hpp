@@ -7,6 +7,7 @@
 #include <mutex>
 #include <string>
 
+#include "core/options/option_params.hpp"
 #include "core/task/identity.hpp"
 #include "nccl/nccl_layer.hpp"
 #include "rendezvous/transport.hpp"
@@ -22,7 +23,7 @@ struct sddp_handle {
     std::string host;
     std::string transport_name;
     std::string source;
-    std::chrono::milliseconds timeout{300'000};
+    std::chrono::milliseconds timeout{sddp::kDefaultRendezvousTimeout};
     std::unique_ptr<sddp::Transport> transport;
     std::unique_ptr<sddp::nccl::Comms> comms;
     std::mutex mu;  // one collective at a time: the transports are not thread-safe

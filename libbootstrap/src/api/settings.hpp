@@ -9,17 +9,16 @@
 
 #include "core/base/env_lookup.hpp"
 #include "core/base/result.hpp"
+#include "core/options/option_params.hpp"
 #include "rendezvous/select_transport.hpp"
 #include "slurm_ddp/bootstrap.h"
 
 namespace sddp::api {
 
-inline constexpr std::chrono::milliseconds kDefaultTimeout{300'000};
-
 struct Settings {
     bool nccl = true;
     TransportChoice transport = TransportChoice::automatic;
-    std::chrono::milliseconds timeout = kDefaultTimeout;
+    std::chrono::milliseconds timeout = kDefaultRendezvousTimeout;
     std::optional<std::string> master_addr;
     std::optional<std::uint16_t> master_port;
     bool local_comm = true;
@@ -27,7 +26,7 @@ struct Settings {
     bool allow_unauthenticated = false;  // unsafe: TCP rendezvous without SLURM_DDP_SECRET
 };
 
-// Timeout: the option when > 0, else SLURM_DDP_TIMEOUT (seconds), else 300 s.
+// Timeout: the option when > 0, else SLURM_DDP_TIMEOUT (seconds), else kDefaultRendezvousTimeout.
 Result<Settings> read_settings(const sddp_options* opts, const EnvLookup& env);
 
 }  // namespace sddp::api

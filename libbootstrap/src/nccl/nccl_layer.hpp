@@ -14,6 +14,7 @@
 
 #include "core/base/result.hpp"
 #include "core/gpu/device_choice.hpp"
+#include "core/options/option_params.hpp"
 #include "rendezvous/transport.hpp"
 
 namespace sddp::nccl {
@@ -43,7 +44,7 @@ struct CommParams {
     int unique_ids = 1;                       // > 1: ncclCommInitRankScalable
     std::optional<std::string> nccl_comm_id;  // NCCL_COMM_ID as the caller's environment has it
     std::optional<std::string> nccl_comm_blocking;  // NCCL_COMM_BLOCKING, likewise
-    std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+    std::chrono::milliseconds timeout{kDefaultRendezvousTimeout};
     std::string host;  // this rank's host, named in the agreed error
     // This rank could not set its device up (select_gpu failed): shared with every rank before
     // NCCL init, so that all of them fail at once naming this rank.

@@ -18,6 +18,7 @@
 #include "core/base/bytes.hpp"
 #include "core/base/result.hpp"
 #include "core/contract/contract.hpp"
+#include "core/options/option_params.hpp"
 
 namespace sddp {
 
@@ -60,7 +61,7 @@ struct RendezvousConfig {
     // during one is useless for squatting the next. Every rank of a node must agree.
     std::string round;
     std::string host;  // this rank's host name, for error messages
-    std::chrono::milliseconds timeout{std::chrono::minutes(5)};
+    std::chrono::milliseconds timeout{kDefaultRendezvousTimeout};
     // TCP: where each node's leader listens, by node rank (node 0 is rank 0's, at master_port),
     // and the fanout of the tree they form (rendezvous/protocol/leader_tree.hpp). Empty: every node
     // leader is a direct child of rank 0. Several "nodes" on one host (tests) differ by port.

@@ -71,11 +71,10 @@ constexpr std::array kOptions{
                .type = T::flag,
                .field = &O::enabled,
                .syntax = "on|off",
-               .default_text = "off",
+               .default_value = false,
                .help = "whether steps get --ddp without asking for it",
                .example = "default=on",
-               .value_required = true,
-               .literal_default = true},
+               .value_required = true},
     OptionSpec{.name = "port",
                .type = T::port,
                .field = &O::port,
@@ -89,24 +88,22 @@ constexpr std::array kOptions{
                .type = T::port_range,
                .field = &O::port_range,
                .syntax = "LO-HI",
-               .default_text = "20000-29999",
+               .default_value = kDefaultPortRange,
                .help = "where derived port blocks fall",
                .variables = kRangeVars,
-               .example = "port-range=20000-29999",
-               .literal_default = true},
-    OptionSpec{.name = "ports",
+               .example = "port-range=20000-29999"},
+    OptionSpec{.name = kPortsParam.option,
                .type = T::number,
                .field = &O::ports,
                .syntax = "K",
-               .default_text = "4",
+               .default_value = kPortsParam.value,
                .help = "MASTER_PORT..+K-1 reserved for the step (tf: at least tasks per node + 1)",
                .variables = kBlockVars,
                .example = "ports=4",
-               .min = 1,
-               .max = kMaxPortBlock,
+               .min = kPortsParam.min,
+               .max = kPortsParam.max,
                .unit = "a number",
-               .range_note = " (ports reserved for the step from MASTER_PORT on)",
-               .literal_default = true},
+               .range_note = " (ports reserved for the step from MASTER_PORT on)"},
     OptionSpec{.name = "addr",
                .scope = S::user,
                .type = T::host,
@@ -129,74 +126,65 @@ constexpr std::array kOptions{
                .type = T::choice,
                .field = &O::gpu_bind,
                .syntax = "local|single|closest|none",
-               .default_text = "local",
+               .default_value = kDefaultGpuBind,
                .help = "GPU binding policy (tf: single unless given)",
                .variables = kGpuVars,
                .example = "gpu-bind=local",
                .choices = kGpuBindNames,
-               .choice_words = "policies",
-               .literal_default = true},
+               .choice_words = "policies"},
     OptionSpec{.name = "gpu-share",
                .field = &O::gpu_share,
-               .default_text = "no",
+               .default_value = false,
                .help = "allow more tasks than GPUs on a node (round robin)",
                .variables = kGpuVars,
-               .example = "gpu-share",
-               .literal_default = true},
+               .example = "gpu-share"},
     OptionSpec{
         .name = "net-hints",
         .field = &O::nccl_hints,
-        .default_text = "no",
+        .default_value = false,
         .help = "NCCL/GLOO_SOCKET_IFNAME: the node's interface to MASTER_ADDR; UCX: nearest HCA",
         .variables = kHintVars,
-        .example = "net-hints",
-        .literal_default = true},
+        .example = "net-hints"},
     OptionSpec{.name = "nccl-hints",
                .field = &O::nccl_hints,
-               .default_text = "no",
+               .default_value = false,
                .help = "the same as net-hints (older name)",
                .variables = kHintVars,
                .example = "nccl-hints",
-               .alias_of = "net-hints",
-               .literal_default = true},
+               .alias_of = "net-hints"},
     OptionSpec{.name = "verbose",
                .field = &O::verbose,
-               .default_text = "no",
+               .default_value = false,
                .help = "rank 0 prints the rank/host/GPU table before the program",
-               .example = "verbose",
-               .literal_default = true},
+               .example = "verbose"},
     OptionSpec{.name = "check",
                .field = &O::check,
-               .default_text = "no",
+               .default_value = false,
                .help = "run slurm-ddp check before the program; fail the task if not",
-               .example = "check",
-               .literal_default = true},
+               .example = "check"},
     OptionSpec{.name = "override",
                .field = &O::override_env,
-               .default_text = "no",
+               .default_value = false,
                .help = "replace MASTER_ADDR/MASTER_PORT the user exported",
                .variables = kOverrideVars,
-               .example = "override",
-               .literal_default = true},
-    OptionSpec{.name = "timeout",
+               .example = "override"},
+    OptionSpec{.name = kTimeoutParam.option,
                .type = T::number,
                .field = &O::timeout_s,
                .syntax = "SECONDS",
-               .default_text = "300",
+               .default_value = kTimeoutParam.value,
                .help = "libbootstrap rendezvous timeout",
                .variables = kTimeoutVars,
                .example = "timeout=600",
-               .min = 1,
-               .max = 86400,
-               .unit = "seconds",
-               .literal_default = true},
+               .min = kTimeoutParam.min,
+               .max = kTimeoutParam.max,
+               .unit = "seconds"},
     OptionSpec{.name = "launcher",
                .field = &O::launcher,
-               .default_text = "no",
+               .default_value = false,
                .help = "one task per node runs torchrun/accelerate/deepspeed",
                .variables = kLauncherVars,
-               .example = "launcher",
-               .literal_default = true},
+               .example = "launcher"},
     OptionSpec{.name = "nproc",
                .type = T::number,
                .field = &O::nproc,
@@ -211,79 +199,70 @@ constexpr std::array kOptions{
                .range_note = " (workers the launcher starts on each node)"},
     OptionSpec{.name = "torchelastic",
                .field = &O::torchelastic,
-               .default_text = "no",
+               .default_value = false,
                .help = "torchrun's markers: frameworks trust the variables",
                .variables = kElasticVars,
-               .example = "torchelastic",
-               .literal_default = true},
+               .example = "torchelastic"},
     OptionSpec{.name = "rank-order",
                .type = T::choice,
                .field = &O::rank_order,
                .syntax = "block|node",
-               .default_text = "block",
+               .default_value = kDefaultRankOrder,
                .help = "node: RANK contiguous per node, in node order",
                .variables = kRankVars,
                .example = "rank-order=node",
                .choices = kRankOrderNames,
-               .choice_words = "orders",
-               .literal_default = true},
+               .choice_words = "orders"},
     OptionSpec{.name = "debug",
                .type = T::flag_or_path,
                .field = &O::debug,
                .syntax = "DIR",
-               .default_text = "no",
+               .default_value = false,
                .help = "NCCL/torch diagnostics into DIR/<job>.<step> (default slurm-ddp-debug)",
                .variables = kDebugVars,
-               .example = "debug=/scratch/ddp-debug",
-               .literal_default = true},
+               .example = "debug=/scratch/ddp-debug"},
     OptionSpec{.name = "jax",
                .field = &O::jax,
-               .default_text = "no",
+               .default_value = false,
                .help = "jax.distributed.initialize() with no arguments: coordinator at MASTER_PORT",
                .variables = kJaxVars,
-               .example = "jax",
-               .literal_default = true},
+               .example = "jax"},
     OptionSpec{.name = "tf",
                .field = &O::tf,
-               .default_text = "no",
+               .default_value = false,
                .help = "TensorFlow MultiWorkerMirroredStrategy: one worker per rank",
                .variables = kTfVars,
-               .example = "tf",
-               .literal_default = true},
+               .example = "tf"},
     OptionSpec{.name = "hostfile",
                .field = &O::hostfile,
-               .default_text = "no",
+               .default_value = false,
                .help = "a `host slots=N` file of the step (DeepSpeed/MPI/Horovod), rank 0's first",
                .variables = kHostfileVars,
-               .example = "hostfile",
-               .literal_default = true},
+               .example = "hostfile"},
     OptionSpec{
         .name = "keep-going",
         .field = &O::keep_going,
-        .default_text = "no",
+        .default_value = false,
         .help = "a failed task does not end the step (default: the first one ends the others)",
-        .example = "keep-going",
-        .literal_default = true},
+        .example = "keep-going"},
     OptionSpec{.name = "fail-fast",
                .scope = S::site,
                .type = T::choice,
                .field = &O::fail_fast,
                .syntax = "asked|all",
-               .default_text = "asked",
+               .default_value = kDefaultFailFast,
                .help = "which steps a failed task ends: those that asked for --ddp, or also those "
                        "default=on gave it",
                .example = "fail-fast=all",
                .choices = kFailFastNames,
-               .choice_words = "scopes",
-               .literal_default = true},
+               .choice_words = "scopes"},
     OptionSpec{
         .name = "requeue",
         .field = &O::requeue,
-        .default_text = "no",
+        .default_value = false,
         .help = "SIGUSR1/2 from Slurm (--signal, preemption) requeues the job after its script",
         .variables = kRequeueVars,
-        .example = "requeue",
-        .literal_default = true},
+        .example = "requeue"},
 };
 
 // Checked in this order; the first that holds is the error.
@@ -355,24 +334,29 @@ std::string join_choices(std::span<const std::string_view> choices) {
     return out;
 }
 
-// The value of `spec`'s field as option text ("yes"/"no" for flags), nullopt when unset.
+// A value as option text ("yes"/"no" for flags).
+template <typename V>
+std::string text_of(const V& v) {
+    if constexpr (std::is_same_v<V, bool>) {
+        return v ? "yes" : "no";
+    } else if constexpr (std::is_same_v<V, std::string>) {
+        return v;
+    } else if constexpr (std::is_same_v<V, PortRange>) {
+        return std::to_string(v.first) + "-" + std::to_string(v.last);
+    } else if constexpr (std::is_enum_v<V>) {
+        return std::string(to_string(v));
+    } else {
+        return std::to_string(v);
+    }
+}
+
+// The value of `spec`'s field as option text, nullopt when unset.
 std::optional<std::string> value_text(const OptionSpec& spec, const DdpOptions& o) {
     return std::visit(
         [&](auto member) -> std::optional<std::string> {
             const auto& v = o.*member;
             if (!v) return std::nullopt;
-            using V = std::decay_t<decltype(*v)>;
-            if constexpr (std::is_same_v<V, bool>) {
-                return *v ? "yes" : "no";
-            } else if constexpr (std::is_same_v<V, std::string>) {
-                return *v;
-            } else if constexpr (std::is_same_v<V, PortRange>) {
-                return std::to_string(v->first) + "-" + std::to_string(v->last);
-            } else if constexpr (std::is_enum_v<V>) {
-                return std::string(to_string(*v));
-            } else {
-                return std::to_string(*v);
-            }
+            return text_of(*v);
         },
         spec.field);
 }
@@ -663,6 +647,28 @@ const OptionSpec* find_option(std::string_view name) {
     const auto it = std::find_if(kOptions.begin(), kOptions.end(),
                                  [&](const OptionSpec& k) { return k.name == name; });
     return it == kOptions.end() ? nullptr : &*it;
+}
+
+std::string option_default_text(const OptionSpec& spec) {
+    return std::visit(
+        [&](const auto& v) -> std::string {
+            using V = std::decay_t<decltype(v)>;
+            if constexpr (std::is_same_v<V, std::monostate>) {
+                return std::string(spec.default_text);
+            } else if constexpr (std::is_same_v<V, bool>) {
+                // A row whose syntax spells the flag (default=on|off) shows its default that way.
+                const auto bar = spec.syntax.find('|');
+                if (bar == std::string_view::npos) return text_of(v);
+                return std::string(v ? spec.syntax.substr(0, bar) : spec.syntax.substr(bar + 1));
+            } else {
+                return text_of(v);
+            }
+        },
+        spec.default_value);
+}
+
+bool has_value_default(const OptionSpec& spec) {
+    return !std::holds_alternative<std::monostate>(spec.default_value);
 }
 
 std::vector<std::string> option_variable_names(std::string_view name) {

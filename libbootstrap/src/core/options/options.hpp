@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/base/result.hpp"
+#include "core/options/option_params.hpp"
 
 namespace sddp {
 
@@ -45,10 +46,12 @@ const char* to_string(GpuBindPolicy policy);
 const char* to_string(RankOrder order);
 const char* to_string(FailFastScope scope);
 
+// The defaults of the options whose type is declared here (numbers: option_params.hpp). Each is
+// also its row's default_value, which --ddp=help and the docs print.
 inline constexpr PortRange kDefaultPortRange{20000, 29999};
-inline constexpr std::uint32_t kDefaultTimeoutSeconds = 300;
-inline constexpr std::uint32_t kDefaultPortBlock = 4;
-inline constexpr std::uint32_t kMaxPortBlock = 256;
+inline constexpr GpuBindPolicy kDefaultGpuBind = GpuBindPolicy::local;
+inline constexpr RankOrder kDefaultRankOrder = RankOrder::block;
+inline constexpr FailFastScope kDefaultFailFast = FailFastScope::asked;
 inline constexpr std::uint32_t kMaxNproc = 1024;
 
 // Every field is optional so that a user option can override a site default field by field.
@@ -102,13 +105,19 @@ using OptionField =
                  std::optional<GpuBindPolicy> DdpOptions::*, std::optional<RankOrder> DdpOptions::*,
                  std::optional<FailFastScope> DdpOptions::*>;
 
+// A row's default as a value of its field's type; monostate where the default is not a value
+// (derived from the step, or the absence of a setting), which default_text then describes.
+using OptionValue = std::variant<std::monostate, bool, std::uint32_t, PortRange, GpuBindPolicy,
+                                 RankOrder, FailFastScope>;
+
 struct OptionSpec {
     std::string_view name{};
     OptionScope scope = OptionScope::both;
     OptionType type = OptionType::flag;
     OptionField field{};
     std::string_view syntax{};        // value syntax for help ("N", "LO-HI"); empty for a flag
-    std::string_view default_text{};  // what applies when the option is not given
+    OptionValue default_value{};      // what applies when the option is not given
+    std::string_view default_text{};  // ... in words, only where it is not a value
     std::string_view help{};          // one line
     std::span<const std::string_view> variables{};  // the variables it sets or changes
     std::string_view example{};  // a valid item, for messages ("e.g. port=29500") and tests
@@ -121,8 +130,7 @@ struct OptionSpec {
     bool set_to = false;                          // set_value: the value stored
     bool value_required = false;                  // flag: KEY alone is not enough
     std::string_view alias_of{};                  // another row's name: same option
-    std::string_view replaces{};   // a site row a user value of this one drops (merge)
-    bool literal_default = false;  // default_text is a value the parser accepts
+    std::string_view replaces{};  // a site row a user value of this one drops (merge)
 };
 
 // A pair the parser refuses within one option string. `first`/`second` are "key" (given and
@@ -136,6 +144,11 @@ struct OptionConflict {
 std::span<const OptionSpec> option_table();
 std::span<const OptionConflict> option_conflicts();
 const OptionSpec* find_option(std::string_view name);
+// The row's default as help, docs and messages write it: its value in the row's own syntax
+// (a flag `no`, or `off` where the row's syntax is on|off), else default_text.
+std::string option_default_text(const OptionSpec& spec);
+// The default is a value the parser accepts as `name=<option_default_text>`.
+bool has_value_default(const OptionSpec& spec);
 // The variables the option table says option `name` sets (none for an unknown name).
 std::vector<std::string> option_variable_names(std::string_view name);
 

@@ -99,7 +99,7 @@ std::string format_options_help(HelpFormat format) {
             if (!o.alias_of.empty()) meaning = "the same as `" + std::string(o.alias_of) + "`";
             meaning += scope_mark(o);
             out += "| `" + md_escape(item_syntax(o)) + "` | " + md_escape(accepted_values(o)) +
-                   " | " + md_escape(o.default_text) + " | " + md_escape(meaning) + " | " +
+                   " | " + md_escape(option_default_text(o)) + " | " + md_escape(meaning) + " | " +
                    md_escape(join_variables(o)) + " |\n";
         }
         out += "\nRefused together (srun, sbatch and salloc stop before anything runs):\n\n";
@@ -112,14 +112,14 @@ std::string format_options_help(HelpFormat format) {
     std::size_t w_default = 7;
     for (const auto& o : option_table()) {
         w_item = std::max(w_item, item_syntax(o).size());
-        w_default = std::max(w_default, o.default_text.size());
+        w_default = std::max(w_default, option_default_text(o).size());
     }
     out +=
         "--ddp[=OPTION,...]: comma-separated options (srun, sbatch, salloc; plugin arguments in "
         "plugstack.conf use the same keys)\n";
     out += "  " + pad("OPTION", w_item) + pad("DEFAULT", w_default) + "MEANING\n";
     for (const auto& o : option_table()) {
-        out += "  " + pad(item_syntax(o), w_item) + pad(std::string(o.default_text), w_default) +
+        out += "  " + pad(item_syntax(o), w_item) + pad(option_default_text(o), w_default) +
                std::string(o.help) + scope_mark(o) + "\n";
         if (!o.variables.empty()) {
             out += "  " + std::string(w_item + w_default + 4, ' ') + "sets " + join_variables(o) +

@@ -54,7 +54,7 @@ Result<EnvAssignment> tf_config_env(const StepFacts& f, const LaunchEnv& launch,
                               "; give --ddp=tf,ports=" + std::to_string(need) +
                               " (or srun --resv-ports=" + std::to_string(need) + ")");
     }
-    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(RankOrder::block));
+    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(kDefaultRankOrder));
     if (!layout) {
         return make_error(Errc::unsupported,
                           "--ddp=tf cannot list the workers: " + layout.error().message +

@@ -3,6 +3,7 @@
 
 #include "core/base/numbers.hpp"
 #include "core/contract/contract.hpp"
+#include "core/options/option_params.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/task/launch_env.hpp"
 
@@ -309,14 +310,16 @@ const char* to_string(IdentitySource source) {
 }
 
 Result<std::optional<std::uint64_t>> read_timeout_ms(const EnvLookup& env) {
-    const auto v = env(contract::kTimeoutVar);
+    const NumberParam& p = kTimeoutParam;
+    const auto v = env(p.variable);
     if (!v || v->empty()) return std::optional<std::uint64_t>{};
-    const auto n = parse_decimal(*v, 86400);
-    if (!n || *n == 0) {
+    const auto n = parse_decimal(*v, p.max);
+    if (!n || *n < p.min) {
         return make_error(Errc::invalid_input,
-                          std::string(contract::kTimeoutVar) + "=" + quote_value(*v) +
-                              " is not a number of seconds (1..86400); fix it or unset it for "
-                              "the default of 300");
+                          std::string(p.variable) + "=" + quote_value(*v) +
+                              " is not a number of seconds (" + std::to_string(p.min) + ".." +
+                              std::to_string(p.max) + "); fix it or unset it for the default of " +
+                              std::to_string(p.value));
     }
     return std::optional<std::uint64_t>(*n * 1000);
 }

@@ -63,7 +63,7 @@ struct IdentityInputs {
 
 Result<Identity> detect_identity(const EnvLookup& env, const IdentityInputs& in);
 
-// SLURM_DDP_TIMEOUT in seconds (1..86400) -> milliseconds; unset -> nullopt.
+// SLURM_DDP_TIMEOUT in seconds (kTimeoutParam's range) -> milliseconds; unset -> nullopt.
 Result<std::optional<std::uint64_t>> read_timeout_ms(const EnvLookup& env);
 
 }  // namespace sddp

@@ -118,7 +118,7 @@ const std::vector<std::string>& launch_variable_names() {
 Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
                                     const LaunchContext& ctx) {
     LaunchEnv e;
-    e.rank = ordered_rank(f, opts.rank_order.value_or(RankOrder::block));
+    e.rank = ordered_rank(f, opts.rank_order.value_or(kDefaultRankOrder));
     e.world_size = f.ntasks;
     e.local_rank = f.localid;
     e.local_world_size = f.tasks_per_node.at(f.node_index);

@@ -27,7 +27,7 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
     if (!described.empty()) out += ", options " + described;
     out += "\n";
 
-    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(RankOrder::block));
+    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(kDefaultRankOrder));
     if (!layout) {
         out += "slurm-ddp: per-rank table unavailable: " + layout.error().message + "\n";
         return out;

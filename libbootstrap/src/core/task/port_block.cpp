@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "core/base/numbers.hpp"
+#include "core/options/option_params.hpp"
 
 namespace sddp {
 namespace {
@@ -84,10 +85,11 @@ std::string port_block_text(const PortBlock& b) {
 }
 
 Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts) {
-    const std::uint32_t k = opts.ports.value_or(std::max(kDefaultPortBlock, in.min_size));
-    if (k == 0 || k > kMaxPortBlock) {
-        return make_error(Errc::invalid_input, "ports=" + std::to_string(k) + "; expected 1 to " +
-                                                   std::to_string(kMaxPortBlock));
+    const std::uint32_t k = opts.ports.value_or(std::max(kPortsParam.value, in.min_size));
+    if (k < kPortsParam.min || k > kPortsParam.max) {
+        return make_error(Errc::invalid_input, "ports=" + std::to_string(k) + "; expected " +
+                                                   std::to_string(kPortsParam.min) + " to " +
+                                                   std::to_string(kPortsParam.max));
     }
     if (k < in.min_size) {
         return make_error(Errc::invalid_input,

@@ -117,7 +117,7 @@ Result<std::string> add_cluster_spec(TaskEnv& out, const DdpOptions& opts,
     if (opts.hostfile.value_or(false)) {
         std::optional<std::uint32_t> slots;
         if (trainer.launcher) slots = trainer.nproc_per_node;
-        const std::size_t first = rank0_node(out.facts, opts.rank_order.value_or(RankOrder::block),
+        const std::size_t first = rank0_node(out.facts, opts.rank_order.value_or(kDefaultRankOrder),
                                              out.launch.master_addr, opts.addr_suffix.value_or(""));
         SDDP_TRY(file, step_hostfile(out.facts, first, host.uid, slots));
         notes += std::string("slurm-ddp: hostfile: ") + contract::kHostfileVar + "=" + file.path +
@@ -187,7 +187,7 @@ std::optional<EnvAssignment> omp_threads(const EnvLookup& env, const LaunchEnv& 
 
 GpuBindPolicy effective_gpu_bind(const DdpOptions& opts) {
     if (opts.gpu_bind) return *opts.gpu_bind;
-    return opts.tf.value_or(false) ? GpuBindPolicy::single : GpuBindPolicy::local;
+    return opts.tf.value_or(false) ? GpuBindPolicy::single : kDefaultGpuBind;
 }
 
 bool needs_topology(const DdpOptions& opts) {

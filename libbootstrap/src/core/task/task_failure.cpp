@@ -106,7 +106,7 @@ std::string shutdown_end_message(std::uint32_t rank, std::string_view node, cons
 
 bool fail_fast_applies(const DdpOptions& opts, bool user_asked) {
     if (opts.keep_going.value_or(false)) return false;
-    return user_asked || opts.fail_fast.value_or(FailFastScope::asked) == FailFastScope::all;
+    return user_asked || opts.fail_fast.value_or(kDefaultFailFast) == FailFastScope::all;
 }
 
 TaskEnd classify_task_end(int wait_status) {
