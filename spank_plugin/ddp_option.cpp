@@ -48,14 +48,11 @@ int on_ddp_option(int /*val*/, const char* optarg, int remote) noexcept {
     return guarded("the --ddp option", [&] { return parse_ddp_option(optarg, remote); });
 }
 
+// The usage is the option table's (set before the option is registered).
 struct spank_option kDdpOption = {
     const_cast<char*>("ddp"),
     const_cast<char*>("[opts]"),
-    const_cast<char*>("Run the step as a distributed data-parallel job: sets RANK, WORLD_SIZE, "
-                      "MASTER_ADDR, MASTER_PORT, LOCAL_RANK... per task (opts: port=N, ports=K, "
-                      "gpu-bind=local|single|closest|none, launcher, nproc=N, torchelastic, "
-                      "rank-order=block|node, net-hints, jax, tf, hostfile, debug[=DIR], "
-                      "verbose, off; --ddp=help lists them all)"),
+    nullptr,
     2,  // optional argument: --ddp or --ddp=opts
     0,
     on_ddp_option,
@@ -74,6 +71,8 @@ int read_site_and_register_ddp(spank_t sp, int ac, char** av) {
     } else {
         s.site_error = site.take_error();
     }
+    static const std::string usage = format_option_usage();
+    kDdpOption.usage = const_cast<char*>(usage.c_str());
     if (spank_option_register(sp, &kDdpOption) != ESPANK_SUCCESS) {
         log_error("cannot register the --ddp option");
     }

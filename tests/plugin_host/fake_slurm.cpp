@@ -99,6 +99,10 @@ spank_err_t spank_option_register(spank_t sp, struct spank_option* opt) {
         bad_call("spank_option_register outside slurm_spank_init");
         return ESPANK_BAD_ARG;
     }
+    if (opt->usage == nullptr || *opt->usage == '\0') {
+        bad_call("option without a usage text (srun --help prints it)");
+        return ESPANK_BAD_ARG;
+    }
     if (std::strlen(opt->name) > SPANK_OPTION_MAXLEN) {
         bad_call("option name longer than SPANK_OPTION_MAXLEN");
         return ESPANK_BAD_ARG;

@@ -9,6 +9,23 @@
 
 using namespace sddp;
 
+// srun --help's line for --ddp names every option a user may give, and no plugin argument.
+TEST(OptionsHelp, UsageNamesEveryUserOption) {
+    const std::string usage = format_option_usage();
+    const auto items_at = usage.find("(opts: ");
+    ASSERT_NE(items_at, std::string::npos) << usage;
+    const std::string items = usage.substr(items_at + 6);
+    for (const auto& o : option_table()) {
+        // An item starts after "(opts:" or ", " and is the key alone or the key and its value.
+        bool listed = false;
+        for (const char* end : {",", ";", "=", "["}) {
+            listed = listed || items.find(" " + std::string(o.name) + end) != std::string::npos;
+        }
+        const bool user = o.scope != OptionScope::site && o.alias_of.empty();
+        EXPECT_EQ(listed, user) << o.name << " in: " << usage;
+    }
+}
+
 TEST(OptionsHelp, TextMarkdownAndNamesListEveryOption) {
     const std::string text = format_options_help(HelpFormat::text);
     const std::string md = format_options_help(HelpFormat::markdown);

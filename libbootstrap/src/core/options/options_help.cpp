@@ -142,6 +142,17 @@ std::string format_options_help(HelpFormat format) {
     return out;
 }
 
+std::string format_option_usage() {
+    std::string items;
+    for (const auto& o : option_table()) {
+        if (o.scope == OptionScope::site || !o.alias_of.empty()) continue;
+        items += (items.empty() ? "" : ", ") + item_syntax(o);
+    }
+    return "Run the step as a distributed data-parallel job: sets RANK, WORLD_SIZE, MASTER_ADDR, "
+           "MASTER_PORT, LOCAL_RANK... per task (opts: " +
+           items + "; --ddp=help explains them)";
+}
+
 bool is_help_request(std::string_view optarg) {
     while (!optarg.empty() && optarg.front() == ' ') optarg.remove_prefix(1);
     while (!optarg.empty() && optarg.back() == ' ') optarg.remove_suffix(1);

@@ -14,6 +14,10 @@ enum class HelpFormat { text, markdown, names };
 // markdown: a table; names: one canonical option name per line (aliases included).
 std::string format_options_help(HelpFormat format);
 
+// The --ddp option's usage line in `srun --help` (and sbatch, salloc): every option a user may
+// give, from the option table, so that the line cannot fall behind the table.
+std::string format_option_usage();
+
 // `--ddp=help`: the value is exactly "help" (spaces around it ignored).
 bool is_help_request(std::string_view optarg);
 
