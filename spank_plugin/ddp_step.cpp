@@ -34,7 +34,7 @@ const DdpStep* ddp_step() {
     return decided() ? &*decided() : nullptr;
 }
 
-const DdpOptions* ddp_step_options() {
+const StepOptions* ddp_step_options() {
     const DdpStep* step = ddp_step();
     return step != nullptr && step->options ? &*step->options : nullptr;
 }

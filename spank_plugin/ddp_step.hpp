@@ -19,7 +19,7 @@ struct DdpStep {
     std::uint32_t step_id = 0;
     // The site's options merged with the user's, or the first configuration error (reported in
     // task_init, where the user sees it).
-    Result<DdpOptions> options;
+    Result<StepOptions> options;
 };
 
 // init_post_opt in slurmstepd: decides, merging the options once.
@@ -29,6 +29,6 @@ void decide_ddp_step(spank_t sp);
 const DdpStep* ddp_step();
 
 // The options of a --ddp step whose options are valid, else nullptr.
-const DdpOptions* ddp_step_options();
+const StepOptions* ddp_step_options();
 
 }  // namespace sddp::plugin

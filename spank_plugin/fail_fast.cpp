@@ -89,7 +89,7 @@ void end_step_later(std::uint32_t job_id, std::uint32_t step_id) {
 
 }  // namespace
 
-void on_fail_fast_task_exit(spank_t sp, const DdpOptions& opts) {
+void on_fail_fast_task_exit(spank_t sp, const StepOptions& opts) {
     if (g_acted || !fail_fast_applies(opts, ddp_asked(state()))) return;
     std::uint32_t step_id = 0;
     std::uint32_t job_id = 0;

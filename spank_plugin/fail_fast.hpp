@@ -21,6 +21,6 @@
 namespace sddp::plugin {
 
 // slurm_spank_task_exit of a task of a --ddp step (remote context). Never fails the step itself.
-void on_fail_fast_task_exit(spank_t sp, const DdpOptions& opts);
+void on_fail_fast_task_exit(spank_t sp, const StepOptions& opts);
 
 }  // namespace sddp::plugin

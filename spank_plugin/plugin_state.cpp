@@ -23,7 +23,7 @@ bool ddp_asked(const PluginState& s) {
     return s.user_option_given && ddp_requested(s);
 }
 
-Result<DdpOptions> effective_options(const PluginState& s) {
+Result<StepOptions> effective_options(const PluginState& s) {
     if (s.site_error) return *s.site_error;
     if (s.user_error) return *s.user_error;
     return merge_options(s.site, s.user);

@@ -44,7 +44,7 @@ bool ddp_requested(const PluginState& s);
 bool ddp_asked(const PluginState& s);
 
 // Site options merged with the user's, or the first configuration error.
-Result<DdpOptions> effective_options(const PluginState& s);
+Result<StepOptions> effective_options(const PluginState& s);
 
 inline constexpr const char* kPluginName = "slurm-ddp";
 

@@ -97,10 +97,10 @@ std::optional<JobNow> job_now(std::uint32_t job_id) {
 
 }  // namespace
 
-void on_requeue_task_init(const DdpOptions& opts) {
+void on_requeue_task_init(const StepOptions& opts) {
     // SLURM_DDP_RESTARTS comes with the rest of the task's environment (core/task/task_env), and
     // the step watch with the step (plugin.cpp).
-    if (!opts.requeue.value_or(false) || !opts.launcher.value_or(false)) return;
+    if (!opts.requeue || !opts.launcher) return;
     // torchrun & co. die of SIGUSR1 (its default action) and take their workers with them
     // before they save. An ignored signal stays ignored across exec and fork, so the launcher
     // survives; a worker's own handler (signal.signal) replaces the inherited one.
@@ -108,8 +108,8 @@ void on_requeue_task_init(const DdpOptions& opts) {
     (void)signal(SIGUSR2, SIG_IGN);
 }
 
-void on_requeue_task_exit(spank_t sp, const DdpOptions& opts) {
-    if (g_marker || !opts.requeue.value_or(false) || !checkpoint_signalled()) return;
+void on_requeue_task_exit(spank_t sp, const StepOptions& opts) {
+    if (g_marker || !opts.requeue || !checkpoint_signalled()) return;
     const auto run = this_run(sp);
     const auto nodes = step_env(sp, "SLURM_JOB_NODELIST");
     // The batch script runs on the job's first node: a marker anywhere else is never read.

@@ -18,11 +18,11 @@ namespace sddp::plugin {
 
 // task_init of a --ddp task (in the task, before exec): under requeue with a per-node launcher,
 // SIGUSR1/SIGUSR2 ignored so that the launcher outlives the signal its workers save on.
-void on_requeue_task_init(const DdpOptions& opts);
+void on_requeue_task_init(const StepOptions& opts);
 
 // task_exit of a task of a --ddp step (slurmstepd, root): the marker, once the step got its
 // early signal, on the job's first node.
-void on_requeue_task_exit(spank_t sp, const DdpOptions& opts);
+void on_requeue_task_exit(spank_t sp, const StepOptions& opts);
 
 // slurm_spank_exit of such a step: the marker goes again where the job no longer runs.
 void on_requeue_step_exit();

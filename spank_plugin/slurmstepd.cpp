@@ -30,10 +30,10 @@ int slurmstepd_init(spank_t sp, int ac, char** av) {
 // the step.
 int slurmstepd_post_opt(spank_t sp) {
     decide_ddp_step(sp);
-    const DdpOptions* opts = ddp_step_options();
+    const StepOptions* opts = ddp_step_options();
     if (opts == nullptr) return 0;
     const bool fail_fast = fail_fast_applies(*opts, ddp_asked(state()));
-    if (!fail_fast && !opts->requeue.value_or(false)) return 0;
+    if (!fail_fast && !opts->requeue) return 0;
     std::uint32_t local_tasks = 0;
     uid_t uid = 0;
     if (spank_get_item(sp, S_JOB_LOCAL_TASK_COUNT, &local_tasks) != ESPANK_SUCCESS ||
@@ -61,7 +61,7 @@ int slurmstepd_task_init(spank_t sp) {
     std::uint32_t local_id = 1;
     (void)spank_get_item(sp, S_TASK_ID, &local_id);
     if (local_id == 0) start_watcher();
-    if (const DdpOptions* opts = ddp_step_options()) on_requeue_task_init(*opts);
+    if (const StepOptions* opts = ddp_step_options()) on_requeue_task_init(*opts);
     // init, option and user_init ran once in this node's slurmstepd before the tasks were
     // forked (every task reports the same values); task_init ran in this task alone.
     log_plugin_time("task " + std::to_string(*rank),
@@ -78,7 +78,7 @@ int slurmstepd_task_init(spank_t sp) {
 // slurmstepd's memory.
 int slurmstepd_task_exit(spank_t sp) {
     if (is_batch_script(sp)) return on_batch_script_exit(sp);
-    const DdpOptions* opts = ddp_step_options();
+    const StepOptions* opts = ddp_step_options();
     if (opts == nullptr) return 0;
     on_requeue_task_exit(sp, *opts);
     on_fail_fast_task_exit(sp, *opts);
@@ -93,9 +93,8 @@ int slurmstepd_task_exit(spank_t sp) {
 int slurmstepd_exit(spank_t sp) {
     stop_step_watch();
     on_requeue_step_exit();
-    const DdpOptions* opts = ddp_step_options();
-    if (opts != nullptr && opts->hostfile.value_or(false))
-        remove_hostfile_of_step(sp, ddp_step()->step_id);
+    const StepOptions* opts = ddp_step_options();
+    if (opts != nullptr && opts->hostfile) remove_hostfile_of_step(sp, ddp_step()->step_id);
     return 0;
 }
 

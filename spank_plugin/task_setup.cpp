@@ -3,13 +3,11 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "container_order.hpp"
 #include "core/contract/contract.hpp"
-#include "core/options/option_params.hpp"
 #include "core/slurm/step_facts.hpp"
 #include "core/slurm/step_hostfile.hpp"
 #include "core/task/task_env.hpp"
@@ -60,7 +58,7 @@ int stay_out(spank_t sp) {
     return 0;
 }
 
-int setup_task(spank_t sp, const Result<DdpOptions>& opts,
+int setup_task(spank_t sp, const Result<StepOptions>& opts,
                std::optional<std::uint32_t>* configured_rank) {
     const EnvLookup env = spank_env(sp);
     // srun could not make a secret and, the user not having asked, launched anyway
@@ -102,10 +100,8 @@ int setup_task(spank_t sp, const Result<DdpOptions>& opts,
     log_debug(task->summary);
     if (!task->table.empty()) write_task_stderr(task->table);
     *configured_rank = task->launch.rank;
-    if (task->options.check.value_or(false)) {
-        const int rc = run_task_check(
-            sp, std::min(task->options.timeout_s.value_or(sddp::kCheckTimeoutSeconds),
-                         sddp::kCheckTimeoutMaxSeconds));
+    if (task->options.check) {
+        const int rc = run_task_check(sp, check_timeout_seconds(task->options));
         if (rc != 0 && !ddp_asked(state())) {
             log_verbose("site default: the step failed its check; it runs all the same");
             return 0;

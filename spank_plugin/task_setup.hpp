@@ -18,7 +18,7 @@ void remember_step_env(spank_t sp);
 int stay_out(spank_t sp);
 // task_init of a --ddp task, with the step's merged options (an error fails the task). Sets
 // *configured_rank to the task's RANK when it set the task up for --ddp (and only then).
-int setup_task(spank_t sp, const Result<DdpOptions>& opts,
+int setup_task(spank_t sp, const Result<StepOptions>& opts,
                std::optional<std::uint32_t>* configured_rank);
 // slurm_spank_exit of a --ddp=hostfile step: removes the step's host file on this node.
 void remove_hostfile_of_step(spank_t sp, std::uint32_t step_id);

@@ -48,10 +48,16 @@ inline std::map<std::string, std::string> as_map(const std::vector<EnvAssignment
     return m;
 }
 
-inline DdpOptions opts_of(const char* text) {
+// --ddp=`text` as parsed: the options as given.
+inline DdpOptions given_of(const char* text) {
     auto o = parse_user_options(text);
     EXPECT_TRUE(o.ok()) << o.error().message;
-    return *o;
+    return o.ok() ? *o : DdpOptions{};
+}
+
+// The options in force for a step run with --ddp=`text` where the site sets nothing.
+inline StepOptions opts_of(const char* text) {
+    return merge_options(DdpOptions{}, given_of(text));
 }
 
 }  // namespace sddp::unit

@@ -22,7 +22,7 @@ std::map<std::string, std::string> as_map(const LaunchEnv& e) {
     return m;
 }
 
-Result<LaunchEnv> derive(const Vars& vars, const DdpOptions& opts = {},
+Result<LaunchEnv> derive(const Vars& vars, const StepOptions& opts = {},
                          const LaunchContext& ctx = {}) {
     auto facts = read_step_facts(map_env(vars));
     if (!facts) return facts.take_error();
@@ -85,7 +85,7 @@ TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
     EXPECT_EQ(kept->master_addr, "10.1.2.3");
     EXPECT_EQ(kept->master_port, 29555);
     EXPECT_EQ(kept->port_source, PortSource::user);
-    DdpOptions o;
+    StepOptions o;
     o.override_env = true;
     auto replaced = derive(v, o, ctx);
     ASSERT_TRUE(replaced.ok());
@@ -99,10 +99,10 @@ TEST(LaunchEnv, UserExportedMasterIsKeptUnlessOverride) {
 
 TEST(LaunchEnv, AddressOptions) {
     auto v = sddp::unit::task(0, 0, 0, 2, "n[1-2]", 2, "1(x2)", "n1");
-    DdpOptions suffix;
+    StepOptions suffix;
     suffix.addr_suffix = "-ib";
     EXPECT_EQ(derive(v, suffix)->master_addr, "n1-ib");
-    DdpOptions literal;
+    StepOptions literal;
     literal.addr = "fabric0";
     EXPECT_EQ(derive(v, literal)->master_addr, "fabric0");
 }
@@ -262,7 +262,7 @@ TEST(LaunchEnv, RankZeroOnAnotherHostIsAnError) {
 }
 
 TEST(LaunchEnv, TimeoutOptionIsExported) {
-    DdpOptions o;
+    StepOptions o;
     o.timeout_s = 42;
     auto e = derive(sddp::unit::task(0, 0, 0, 1, "n1", 1, "1", "n1"), o);
     EXPECT_EQ(as_map(*e)["SLURM_DDP_TIMEOUT"], "42");

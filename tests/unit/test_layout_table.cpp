@@ -16,7 +16,7 @@ namespace {
 
 std::string table_for(const Vars& v, const char* options, std::size_t max_rows = 64) {
     const StepFacts f = facts_of(v);
-    const DdpOptions o = opts_of(options);
+    const StepOptions o = opts_of(options);
     auto launch = derive_launch_env(f, o, {});
     EXPECT_TRUE(launch.ok()) << launch.error().message;
     const LocalGpuDescriber gpus = [](std::uint32_t local, std::uint32_t tasks) {

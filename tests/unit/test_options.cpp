@@ -138,13 +138,61 @@ TEST(Options, MergeUserOverSite) {
         *parse_site_arguments({"default=on", "gpu-bind=single", "addr-suffix=-ib", "timeout=100"});
     auto user = *parse_user_options("gpu-bind=closest,addr=login1");
     auto m = merge_options(site, user);
-    EXPECT_TRUE(*m.enabled);
-    EXPECT_EQ(*m.gpu_bind, GpuBindPolicy::closest);
+    EXPECT_TRUE(m.enabled);
+    EXPECT_EQ(m.gpu_bind, GpuBindPolicy::closest);
     EXPECT_EQ(*m.addr, "login1");
-    EXPECT_FALSE(m.addr_suffix.has_value());  // a literal address replaces the suffix rule
+    EXPECT_EQ(m.addr_suffix, "");  // a literal address replaces the suffix rule
     EXPECT_EQ(*m.timeout_s, 100u);
     auto off = merge_options(site, *parse_user_options("off"));
-    EXPECT_FALSE(*off.enabled);
+    EXPECT_FALSE(off.enabled);
+}
+
+// What neither the site nor the user gave is the option's declared default: a bare --ddp and a
+// default-constructed StepOptions agree, and every value default is the table row's.
+TEST(Options, MergeResolvesEveryDefaultFromItsDeclaration) {
+    const StepOptions bare = merge_options(DdpOptions{}, DdpOptions{});
+    const StepOptions constructed;
+    EXPECT_EQ(describe_options(bare), "");
+    EXPECT_EQ(describe_options(constructed), "");
+    for (const StepOptions* o : {&bare, &constructed}) {
+        EXPECT_FALSE(o->enabled);
+        EXPECT_EQ(o->gpu_bind, kDefaultGpuBind);
+        EXPECT_EQ(o->rank_order, kDefaultRankOrder);
+        EXPECT_EQ(o->fail_fast, kDefaultFailFast);
+        EXPECT_EQ(o->port_range, kDefaultPortRange);
+        EXPECT_EQ(o->debug_dir, kDefaultDebugDir);
+        EXPECT_EQ(o->addr_suffix, "");
+        EXPECT_FALSE(o->gpu_share || o->nccl_hints || o->verbose || o->check || o->override_env ||
+                     o->launcher || o->torchelastic || o->debug || o->jax || o->tf || o->hostfile ||
+                     o->keep_going || o->requeue);
+        // Defaults that come from the step stay unset.
+        EXPECT_FALSE(o->port || o->addr || o->timeout_s || o->nproc || o->ports);
+    }
+}
+
+TEST(Options, GpuBindUnderTfIsSingleUnlessGiven) {
+    EXPECT_EQ(merge_options({}, *parse_user_options("tf")).gpu_bind, GpuBindPolicy::single);
+    EXPECT_EQ(merge_options({}, *parse_user_options("tf,gpu-bind=local")).gpu_bind,
+              GpuBindPolicy::local);
+    auto site = parse_site_arguments({"gpu-bind=closest"});
+    ASSERT_TRUE(site.ok());
+    EXPECT_EQ(merge_options(*site, *parse_user_options("tf")).gpu_bind, GpuBindPolicy::closest);
+    // The rule is the default's, not a choice: the description stays what was given.
+    EXPECT_EQ(describe_options(merge_options({}, *parse_user_options("tf"))), "tf");
+}
+
+TEST(Options, DescribeShowsWhatAVerdictChanged) {
+    StepOptions o = merge_options({}, *parse_user_options("verbose"));
+    EXPECT_EQ(describe_options(o), "verbose");
+    o.override_env = true;  // as the task pass does for a container's MASTER_*
+    EXPECT_EQ(describe_options(o), "verbose,override");
+}
+
+TEST(Options, CheckTimeoutIsBounded) {
+    EXPECT_EQ(check_timeout_seconds(StepOptions{}), kCheckTimeoutSeconds);
+    EXPECT_EQ(check_timeout_seconds(merge_options({}, *parse_user_options("timeout=12"))), 12u);
+    EXPECT_EQ(check_timeout_seconds(merge_options({}, *parse_user_options("timeout=600"))),
+              kCheckTimeoutMaxSeconds);
 }
 
 TEST(Options, DescribeRoundTrips) {
@@ -162,7 +210,8 @@ TEST(Options, CheckFlag) {
     EXPECT_FALSE(*parse_user_options("check=no")->check);
     auto site = parse_site_arguments({"check"});
     ASSERT_TRUE(site.ok());
-    EXPECT_FALSE(merge_options(*site, *parse_user_options("check=off")).check.value_or(true));
+    EXPECT_TRUE(merge_options(*site, DdpOptions{}).check);
+    EXPECT_FALSE(merge_options(*site, *parse_user_options("check=off")).check);
 }
 
 // ---- The option table: every row is complete, parses, and is refused where it conflicts. ----
@@ -305,7 +354,7 @@ TEST(OptionTable, NamesAreUniqueAndMergeCoversEveryField) {
         if (o.scope == OptionScope::site) continue;
         auto user = parse_user_options(with_requirements(o, std::string(o.example)));
         ASSERT_TRUE(user.ok()) << o.example;
-        const DdpOptions merged = merge_options(DdpOptions{}, *user);
+        const StepOptions merged = merge_options(DdpOptions{}, *user);
         EXPECT_EQ(describe_options(merged), describe_options(*user)) << o.example;
     }
 }
@@ -374,10 +423,26 @@ TEST(Options, KeepGoingAndRequeueFlags) {
     EXPECT_EQ(describe_options(*o), "keep-going,requeue");
     auto site = parse_site_arguments({"keep-going"});
     ASSERT_TRUE(site.ok());
-    EXPECT_TRUE(merge_options(*site, DdpOptions{}).keep_going.value_or(false));
-    EXPECT_FALSE(
-        merge_options(*site, *parse_user_options("keep-going=no")).keep_going.value_or(true));
+    EXPECT_TRUE(merge_options(*site, DdpOptions{}).keep_going);
+    EXPECT_FALSE(merge_options(*site, *parse_user_options("keep-going=no")).keep_going);
     EXPECT_FALSE(parse_user_options("keep-going=perhaps").ok());
     const std::string help = format_options_help(HelpFormat::text);
     EXPECT_NE(help.find("SLURM_DDP_RESTARTS"), std::string::npos);
+}
+
+// A row's value default is the one in force where nobody gives the option: writing it out
+// changes nothing a consumer reads. (ports and timeout keep "not given" in force: their defaults
+// apply where they are used, a block grown for tf, SLURM_DDP_TIMEOUT left unset.)
+TEST(OptionTable, ValueDefaultsAreTheOnesInForce) {
+    for (const auto& row : option_table()) {
+        if (!has_value_default(row) || !row.alias_of.empty()) continue;
+        if (row.name == kPortsParam.option || row.name == kTimeoutParam.option) continue;
+        const std::string item = std::string(row.name) + "=" + option_default_text(row);
+        const auto given = parse_in_scope(row, item);
+        ASSERT_TRUE(given.ok()) << item << ": " << given.error().message;
+        StepOptions written = row.scope == OptionScope::site ? merge_options(*given, DdpOptions{})
+                                                             : merge_options(DdpOptions{}, *given);
+        written.given = DdpOptions{};
+        EXPECT_EQ(describe_options(written), "") << item;  // the same fields as a bare --ddp
+    }
 }

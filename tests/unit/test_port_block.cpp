@@ -19,7 +19,7 @@ using namespace sddp::unit;
 // ---- port blocks -------------------------------------------------------------------------------
 
 TEST(PortBlock, ConcurrentStepsOfOneJobAreDisjoint) {
-    const DdpOptions o;
+    const StepOptions o;
     std::vector<PortBlock> blocks;
     for (std::uint32_t step = 0; step < 64; ++step) {
         PortBlockInput in;
@@ -105,7 +105,7 @@ struct FirstPort {
     PortSource source = PortSource::derived;
 };
 Result<FirstPort> first_port_of_block(std::uint32_t job, std::uint32_t step,
-                                      std::optional<std::string_view> resv, const DdpOptions& o) {
+                                      std::optional<std::string_view> resv, const StepOptions& o) {
     PortBlockInput in;
     in.job_id = job;
     in.step_id = step;
@@ -117,7 +117,7 @@ Result<FirstPort> first_port_of_block(std::uint32_t job, std::uint32_t step,
 }  // namespace
 
 TEST(PortBlock, ExplicitOptionWins) {
-    DdpOptions o;
+    StepOptions o;
     o.port = 23456;
     auto p = first_port_of_block(7, 0, std::string_view("12000-12003"), o);
     ASSERT_TRUE(p.ok());
@@ -137,7 +137,7 @@ TEST(PortBlock, ReservedPortsNext) {
 }
 
 TEST(PortBlock, DerivedPortsStayInTheSiteRange) {
-    DdpOptions o;
+    StepOptions o;
     o.port_range = PortRange{20000, 40000};
     for (std::uint32_t job = 1; job < 5000; job += 7) {
         auto p = first_port_of_block(job, job % 5, std::nullopt, o);

@@ -32,7 +32,7 @@ TEST(RankOrder, NodeOrderIsContiguousPerNodeUnderCyclic) {
         EXPECT_EQ(r, nodeid * 3 + localid) << procid;
         EXPECT_EQ(ordered_rank(f, RankOrder::block), procid);
         seen.insert(r);
-        DdpOptions o = opts_of("rank-order=node");
+        StepOptions o = opts_of("rank-order=node");
         auto e = derive_launch_env(f, o, {});
         ASSERT_TRUE(e.ok()) << e.error().message;
         EXPECT_EQ(as_map(e->vars)["RANK"], std::to_string(nodeid * 3 + localid));

@@ -40,7 +40,7 @@ std::map<std::string, std::string> as_map(const TaskEnv& t) {
     return m;
 }
 
-Result<TaskEnv> derive(const Vars& vars, const DdpOptions& opts, const TaskHostFacts& host = {},
+Result<TaskEnv> derive(const Vars& vars, const StepOptions& opts, const TaskHostFacts& host = {},
                        TableWanted table = TableWanted::rank0_if_verbose,
                        const TaskLookups& lookups = {}) {
     const EnvLookup env = map_env(vars);
@@ -115,7 +115,7 @@ TEST(TaskEnv, StepLevelListsUndoNarrowing) {
 }
 
 TEST(TaskEnv, TableOnlyForVerboseRankZeroUnlessAsked) {
-    DdpOptions verbose;
+    StepOptions verbose;
     verbose.verbose = true;
     auto r0 = derive(gpu_task(0), verbose);
     ASSERT_TRUE(r0.ok()) << r0.error().message;
@@ -135,7 +135,7 @@ TEST(TaskEnv, ErrorsFromEveryStageReachTheCaller) {
     // A policy is typed when --ddp is parsed: an unknown one never reaches the pipeline.
     auto vars = gpu_task(0);
     vars["SLURM_STEP_TASKS_PER_NODE"] = "3(x2)";
-    DdpOptions none;
+    StepOptions none;
     auto facts_err = derive(vars, none);
     ASSERT_FALSE(facts_err.ok());
 
@@ -151,7 +151,7 @@ TEST(TaskEnv, ErrorsFromEveryStageReachTheCaller) {
 }
 
 TEST(TaskEnv, TopologyOnlyWhereUsed) {
-    DdpOptions opts;
+    StepOptions opts;
     EXPECT_FALSE(needs_topology(opts));
     opts.gpu_bind = GpuBindPolicy::closest;
     EXPECT_TRUE(needs_topology(opts));
@@ -164,10 +164,10 @@ TEST(TaskEnv, TopologyOnlyWhereUsed) {
 
 namespace {
 
-DdpOptions opts_of(const char* text) {
+StepOptions opts_of(const char* text) {
     auto o = parse_user_options(text);
     EXPECT_TRUE(o.ok()) << text;
-    return o.ok() ? *o : DdpOptions{};
+    return merge_options(DdpOptions{}, o.ok() ? *o : DdpOptions{});
 }
 
 // Task `procid` of `srun -N3 -n5` on n2, n10, n9 (Slurm's order, not a sorted one): 2+2+1 tasks.
@@ -339,7 +339,7 @@ TEST(TaskEnv, ContainerMasterIsReplacedAsWithOverride) {
     ASSERT_TRUE(replaced.ok()) << replaced.error().message;
     EXPECT_EQ(as_map(*replaced)["MASTER_ADDR"], "n1");
     EXPECT_NE(as_map(*replaced)["MASTER_PORT"], "1234");
-    EXPECT_TRUE(replaced->options.override_env.value_or(false));
+    EXPECT_TRUE(replaced->options.override_env);
     ASSERT_EQ(replaced->notes.size(), 1u);
     EXPECT_NE(replaced->notes[0].find("appeared after launch"), std::string::npos);
     for (const auto& v : replaced->vars) {
@@ -355,7 +355,7 @@ TEST(TaskEnv, ContainerMasterIsReplacedAsWithOverride) {
         EXPECT_EQ(as_map(*kept)["MASTER_ADDR"], "10.0.0.9");
         EXPECT_EQ(as_map(*kept)["MASTER_PORT"], "1234");
         EXPECT_TRUE(kept->notes.empty());
-        EXPECT_FALSE(kept->options.override_env.value_or(false));
+        EXPECT_FALSE(kept->options.override_env);
     }
 }
 

@@ -124,16 +124,16 @@ TEST(TaskFailure, AnEndAfterTheStepWasSignalledIsPartOfItsShutdown) {
 }
 
 TEST(TaskFailure, FailFastForStepsThatAskedUnlessTheSiteWidensIt) {
-    DdpOptions asked;
+    StepOptions asked;
     EXPECT_TRUE(fail_fast_applies(asked, true));
     // default=on alone: an ordinary `srun -n64 ./sweep` keeps Slurm's behaviour.
     EXPECT_FALSE(fail_fast_applies(asked, false));
-    DdpOptions all;
+    StepOptions all;
     all.fail_fast = FailFastScope::all;
     EXPECT_TRUE(fail_fast_applies(all, false));
     all.keep_going = true;
     EXPECT_FALSE(fail_fast_applies(all, false));
-    DdpOptions keep;
+    StepOptions keep;
     keep.keep_going = true;
     EXPECT_FALSE(fail_fast_applies(keep, true));
     keep.keep_going = false;

@@ -90,7 +90,7 @@ TEST(TrainerEnv, EveryNameItAddsIsListed) {
     std::set<std::string> added_somewhere;
     for (const char* text : {"", "launcher", "torchelastic", "debug", "net-hints",
                              "launcher,torchelastic,debug,net-hints"}) {
-        const DdpOptions o = opts_of(text);
+        const StepOptions o = opts_of(text);
         auto launch = derive_launch_env(f, o, {});
         ASSERT_TRUE(launch.ok()) << text << ": " << launch.error().message;
         TrainerEnvInput in;

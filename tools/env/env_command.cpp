@@ -63,7 +63,7 @@ int run_env_command(const std::vector<std::string>& args) {
     if (!site) return bad_input(site.error().message);
     auto user = parse_user_options(options);
     if (!user) return bad_input(user.error().message);
-    const DdpOptions opts = merge_options(*site, *user);
+    const StepOptions opts = merge_options(*site, *user);
 
     auto facts = read_step_facts(env);
     if (!facts) return bad_input(facts.error().message);

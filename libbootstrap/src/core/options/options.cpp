@@ -696,7 +696,10 @@ Result<DdpOptions> parse_site_arguments(const std::vector<std::string>& args) {
     return p.finish();
 }
 
-DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user) {
+namespace {
+
+// Site defaults first, then the user's choices on top: the options as given.
+DdpOptions merge_given(const DdpOptions& site, const DdpOptions& user) {
     DdpOptions out = site;
     for (const auto& spec : kOptions) {
         std::visit(
@@ -714,6 +717,104 @@ DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user) {
         }
     }
     return out;
+}
+
+// Each StepOptions field with the DdpOptions field it resolves, listed once: resolve_into and
+// describe_options visit them.
+template <typename F, typename... Steps>
+void for_each_step_field(F&& f, Steps&... s) {
+    f(&O::enabled, s.enabled...);
+    f(&O::port, s.port...);
+    f(&O::addr, s.addr...);
+    f(&O::addr_suffix, s.addr_suffix...);
+    f(&O::gpu_bind, s.gpu_bind...);
+    f(&O::gpu_share, s.gpu_share...);
+    f(&O::nccl_hints, s.nccl_hints...);
+    f(&O::verbose, s.verbose...);
+    f(&O::check, s.check...);
+    f(&O::override_env, s.override_env...);
+    f(&O::timeout_s, s.timeout_s...);
+    f(&O::port_range, s.port_range...);
+    f(&O::launcher, s.launcher...);
+    f(&O::nproc, s.nproc...);
+    f(&O::torchelastic, s.torchelastic...);
+    f(&O::rank_order, s.rank_order...);
+    f(&O::ports, s.ports...);
+    f(&O::debug, s.debug...);
+    f(&O::debug_dir, s.debug_dir...);
+    f(&O::jax, s.jax...);
+    f(&O::tf, s.tf...);
+    f(&O::hostfile, s.hostfile...);
+    f(&O::keep_going, s.keep_going...);
+    f(&O::fail_fast, s.fail_fast...);
+    f(&O::requeue, s.requeue...);
+}
+
+// The default the option table declares for `field`: the value of the first row that fills it
+// and declares one (an alias's row or a set_value row declares none of its own).
+template <typename V>
+V declared_default(std::optional<V> DdpOptions::*field) {
+    for (const auto& spec : kOptions) {
+        if (spec.field == OptionField(field) && std::holds_alternative<V>(spec.default_value))
+            return std::get<V>(spec.default_value);
+    }
+    return V{};  // unreachable: the option tests resolve every field of a bare --ddp
+}
+
+// An option whose default comes from the step where it is used stays unset when not given.
+template <typename V>
+void resolve_field(std::optional<V>& out, std::optional<V> DdpOptions::*field,
+                   const DdpOptions& given) {
+    out = given.*field;
+}
+
+template <typename V>
+void resolve_field(V& out, std::optional<V> DdpOptions::*field, const DdpOptions& given) {
+    out = given.*field ? *(given.*field) : declared_default(field);
+}
+
+// The two text options, which the table's value defaults do not hold: the debug directory, and
+// an address suffix that is none unless given.
+void resolve_field(std::string& out, std::optional<std::string> DdpOptions::*field,
+                   const DdpOptions& given) {
+    out = given.*field ? *(given.*field)
+                       : std::string(field == &O::debug_dir ? kDefaultDebugDir : "");
+}
+
+void resolve_into(StepOptions& out, const DdpOptions& given) {
+    for_each_step_field([&](auto field, auto& value) { resolve_field(value, field, given); }, out);
+    // gpu-bind's default under tf: each TensorFlow worker must see only its own GPU, or every
+    // worker takes GPU:0.
+    if (!given.gpu_bind && out.tf) out.gpu_bind = GpuBindPolicy::single;
+    out.given = given;
+}
+
+}  // namespace
+
+StepOptions::StepOptions() {
+    resolve_into(*this, DdpOptions{});
+}
+
+StepOptions merge_options(const DdpOptions& site, const DdpOptions& user) {
+    StepOptions out;
+    resolve_into(out, merge_given(site, user));
+    return out;
+}
+
+std::string describe_options(const StepOptions& o) {
+    DdpOptions shown = o.given;
+    StepOptions as_given;
+    resolve_into(as_given, o.given);
+    for_each_step_field(
+        [&](auto field, const auto& now, const auto& then) {
+            if (!(now == then)) shown.*field = now;
+        },
+        o, as_given);
+    return describe_options(shown);
+}
+
+std::uint32_t check_timeout_seconds(const StepOptions& o) {
+    return std::min(o.timeout_s.value_or(kCheckTimeoutSeconds), kCheckTimeoutMaxSeconds);
 }
 
 std::string describe_options(const DdpOptions& o) {

@@ -53,8 +53,11 @@ inline constexpr GpuBindPolicy kDefaultGpuBind = GpuBindPolicy::local;
 inline constexpr RankOrder kDefaultRankOrder = RankOrder::block;
 inline constexpr FailFastScope kDefaultFailFast = FailFastScope::asked;
 inline constexpr std::uint32_t kMaxNproc = 1024;
+// debug without =DIR: the directory, relative to SLURM_SUBMIT_DIR (core/task/debug_env.hpp).
+inline constexpr const char* kDefaultDebugDir = "slurm-ddp-debug";
 
-// Every field is optional so that a user option can override a site default field by field.
+// The options as given: every field is optional so that a user option can override a site
+// default field by field. Only the parser and the merge read these; consumers get StepOptions.
 struct DdpOptions {
     std::optional<bool> enabled;             // user: on / off (site: default=on|off)
     std::optional<std::uint16_t> port;       // port=N: fixed MASTER_PORT
@@ -81,6 +84,46 @@ struct DdpOptions {
     std::optional<bool> keep_going;          // keep-going: no fail-fast when a task fails
     std::optional<FailFastScope> fail_fast;  // site only: fail-fast=asked|all
     std::optional<bool> requeue;             // requeue: Slurm's early signal requeues the job
+};
+
+// The options in force for a step: merge_options' result, the user's choices over the site's
+// over each option's declared default (its table row's default_value, or option_params.hpp), so
+// that no consumer restates a default. Where an option's default is not a value but comes from
+// the step where it is used (a derived port, rank 0's host, the node's GPUs, a block as large as
+// the step needs, no SLURM_DDP_TIMEOUT), the field stays optional: "not given" is that default.
+// A default-constructed StepOptions is a bare --ddp's: every option at its default.
+struct StepOptions {
+    StepOptions();  // sets every field from its declaration
+
+    bool enabled{};
+    std::optional<std::uint16_t> port;  // not given: derived (core/task/port_block.hpp)
+    std::optional<std::string> addr;    // not given: rank 0's host
+    std::string addr_suffix;            // empty: none
+    GpuBindPolicy gpu_bind{};           // not given: single under tf, else kDefaultGpuBind
+    bool gpu_share{};
+    bool nccl_hints{};
+    bool verbose{};
+    bool check{};
+    bool override_env{};
+    std::optional<std::uint32_t> timeout_s;  // not given: SLURM_DDP_TIMEOUT left unset
+    PortRange port_range{};
+    bool launcher{};
+    std::optional<std::uint32_t> nproc;  // not given: the node's GPUs, or 1
+    bool torchelastic{};
+    RankOrder rank_order{};
+    std::optional<std::uint32_t> ports;  // not given: kPortsParam.value, or what the step needs
+    bool debug{};
+    std::string debug_dir;  // kDefaultDebugDir unless debug=DIR (relative: to SLURM_SUBMIT_DIR)
+    bool jax{};
+    bool tf{};
+    bool hostfile{};
+    bool keep_going{};
+    FailFastScope fail_fast{};
+    bool requeue{};
+
+    // The merged options as given (site, then user): for describe_options, and for a message
+    // that quotes what the user wrote. No consumer reads a setting from here.
+    DdpOptions given;
 };
 
 // ---- The option table. -------------------------------------------------------------------
@@ -156,9 +199,14 @@ std::vector<std::string> option_variable_names(std::string_view name);
 Result<DdpOptions> parse_user_options(std::string_view optarg);
 // Plugin arguments from plugstack.conf (argv of slurm_spank_init).
 Result<DdpOptions> parse_site_arguments(const std::vector<std::string>& args);
-// Site defaults first, then the user's choices on top.
-DdpOptions merge_options(const DdpOptions& site, const DdpOptions& user);
+// Site defaults first, then the user's choices on top, then each option's declared default.
+StepOptions merge_options(const DdpOptions& site, const DdpOptions& user);
 // Canonical text of the options, for logs and the verbose table.
 std::string describe_options(const DdpOptions& opts);
+// ... of a step's options: those given, and any a verdict of the step changed since (override).
+std::string describe_options(const StepOptions& opts);
+// How long --ddp=check waits: timeout= capped at kCheckTimeoutMaxSeconds, else
+// kCheckTimeoutSeconds.
+std::uint32_t check_timeout_seconds(const StepOptions& opts);
 
 }  // namespace sddp

@@ -41,7 +41,7 @@ std::uint32_t tf_ports_needed(const StepFacts& facts) {
 }
 
 Result<EnvAssignment> tf_config_env(const StepFacts& f, const LaunchEnv& launch,
-                                    const DdpOptions& opts) {
+                                    const StepOptions& opts) {
     const std::uint32_t need = tf_ports_needed(f);
     const std::uint32_t have = std::uint32_t{launch.ports_last} - launch.master_port + 1;
     if (have < need) {
@@ -54,7 +54,7 @@ Result<EnvAssignment> tf_config_env(const StepFacts& f, const LaunchEnv& launch,
                               "; give --ddp=tf,ports=" + std::to_string(need) +
                               " (or srun --resv-ports=" + std::to_string(need) + ")");
     }
-    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(kDefaultRankOrder));
+    auto layout = ordered_ranks_per_node(f, opts.rank_order);
     if (!layout) {
         return make_error(Errc::unsupported,
                           "--ddp=tf cannot list the workers: " + layout.error().message +
@@ -62,7 +62,7 @@ Result<EnvAssignment> tf_config_env(const StepFacts& f, const LaunchEnv& launch,
     }
     // Worker address of each rank, in RANK order.
     std::vector<std::string> workers(f.ntasks);
-    const std::string suffix = opts.addr_suffix.value_or("");
+    const std::string& suffix = opts.addr_suffix;
     for (std::size_t n = 0; n < layout->size(); ++n) {
         const auto& ranks = (*layout)[n];
         for (std::size_t l = 0; l < ranks.size(); ++l) {

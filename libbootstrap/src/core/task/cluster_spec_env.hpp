@@ -44,7 +44,7 @@ std::uint32_t tf_ports_needed(const StepFacts& facts);
 // (arbitrary distribution or heterogeneous step under rank-order=block), or a value larger than
 // one environment variable may hold.
 Result<EnvAssignment> tf_config_env(const StepFacts& facts, const LaunchEnv& launch,
-                                    const DdpOptions& opts);
+                                    const StepOptions& opts);
 
 const std::vector<std::string>& cluster_spec_variable_names();
 

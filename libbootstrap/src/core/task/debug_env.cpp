@@ -12,17 +12,18 @@ const std::vector<std::string>& debug_variable_names() {
     return kNames;
 }
 
-Result<DebugEnv> derive_debug_env(const DdpOptions& opts, const StepFacts& f,
+Result<DebugEnv> derive_debug_env(const StepOptions& opts, const StepFacts& f,
                                   const std::optional<std::string>& submit_dir,
                                   std::optional<std::uint32_t> rank) {
-    const std::string base = opts.debug_dir.value_or(kDefaultDebugDir);
+    const std::string& base = opts.debug_dir;
     std::string dir;
     if (!base.empty() && base.front() == '/') {
         dir = base;
     } else {
         if (!submit_dir || submit_dir->empty() || submit_dir->front() != '/') {
             return make_error(Errc::missing_input,
-                              "--ddp=debug" + (opts.debug_dir ? "=" + quote_value(base) : "") +
+                              "--ddp=debug" +
+                                  (opts.given.debug_dir ? "=" + quote_value(base) : "") +
                                   " names a directory relative to SLURM_SUBMIT_DIR, which is " +
                                   (submit_dir ? "not an absolute path: " + quote_value(*submit_dir)
                                               : std::string("not set")) +

@@ -32,12 +32,10 @@ struct DebugEnv {
 };
 
 // `rank`: this task's RANK, or nullopt under launcher (one task runs many workers).
-Result<DebugEnv> derive_debug_env(const DdpOptions& opts, const StepFacts& facts,
+Result<DebugEnv> derive_debug_env(const StepOptions& opts, const StepFacts& facts,
                                   const std::optional<std::string>& submit_dir,
                                   std::optional<std::uint32_t> rank);
 
 const std::vector<std::string>& debug_variable_names();
-
-inline constexpr const char* kDefaultDebugDir = "slurm-ddp-debug";
 
 }  // namespace sddp

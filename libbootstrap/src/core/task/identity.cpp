@@ -181,7 +181,7 @@ Result<Identity> from_slurm(const EnvLookup& env, const IdentityInputs& in) {
                           "--ddp, so they were read instead): " +
                               facts.error().message);
     }
-    DdpOptions opts;  // the plugin's defaults: a bare srun --ddp
+    StepOptions opts;  // the plugin's defaults: a bare srun --ddp
     LaunchContext ctx;
     ctx.hostfile_text = in.hostfile_text;
     ctx.hostfile_problem = in.hostfile_problem;

@@ -21,7 +21,7 @@ std::string_view node_distribution(std::string_view dist) {
     return dist.substr(0, dist.find_first_of(":,"));
 }
 
-Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
+Result<std::string> master_host(const StepFacts& f, const StepOptions& opts,
                                 const LaunchContext& ctx, AddrSource& source) {
     if (opts.addr) {
         source = AddrSource::option;
@@ -63,7 +63,7 @@ Result<std::string> master_host(const StepFacts& f, const DdpOptions& opts,
         source =
             f.het_component_nodelists.empty() ? AddrSource::nodelist : AddrSource::het_components;
     }
-    if (opts.addr_suffix) host += *opts.addr_suffix;
+    host += opts.addr_suffix;
     return host;
 }
 
@@ -115,10 +115,10 @@ const std::vector<std::string>& launch_variable_names() {
     return kNames;
 }
 
-Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
+Result<LaunchEnv> derive_launch_env(const StepFacts& f, const StepOptions& opts,
                                     const LaunchContext& ctx) {
     LaunchEnv e;
-    e.rank = ordered_rank(f, opts.rank_order.value_or(kDefaultRankOrder));
+    e.rank = ordered_rank(f, opts.rank_order);
     e.world_size = f.ntasks;
     e.local_rank = f.localid;
     e.local_world_size = f.tasks_per_node.at(f.node_index);
@@ -126,7 +126,7 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
     e.nnodes = f.nnodes;
     e.step_tag = std::to_string(f.job_id) + "." + std::to_string(f.step_id);
 
-    const bool override_env = opts.override_env.value_or(false);
+    const bool override_env = opts.override_env;
     if (ctx.user_master_addr && !ctx.user_master_addr->empty() && !override_env) {
         if (!host_or_address(*ctx.user_master_addr)) {
             return make_error(Errc::invalid_input,
@@ -143,7 +143,7 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
         // Rank 0 can check the claim that it runs on the master host; a mismatch means the
         // layout is not what Slurm's variables say, and every other rank would wait in vain.
         if (e.rank == 0 && e.addr_source != AddrSource::option && !f.node_name.empty()) {
-            const std::string expected = f.node_name + opts.addr_suffix.value_or("");
+            const std::string expected = f.node_name + opts.addr_suffix;
             if (expected != e.master_addr) {
                 return make_error(Errc::invalid_input,
                                   "rank 0 runs on node " + quote_value(f.node_name) +
@@ -169,7 +169,7 @@ Result<LaunchEnv> derive_launch_env(const StepFacts& f, const DdpOptions& opts,
         }
         ports.user_port = static_cast<std::uint16_t>(*p);
     }
-    if (opts.tf.value_or(false)) {
+    if (opts.tf) {
         ports.min_size = tf_ports_needed(f);
         ports.min_size_for = "--ddp=tf";
     }

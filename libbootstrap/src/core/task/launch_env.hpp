@@ -51,7 +51,7 @@ struct LaunchContext {
     std::optional<std::string> user_master_port;  // MASTER_PORT already in the task env
 };
 
-Result<LaunchEnv> derive_launch_env(const StepFacts& facts, const DdpOptions& opts,
+Result<LaunchEnv> derive_launch_env(const StepFacts& facts, const StepOptions& opts,
                                     const LaunchContext& ctx);
 
 // Which global ranks run on each node of the step, for block, cyclic and plane distributions

@@ -24,7 +24,7 @@ const std::vector<std::string>& launcher_variable_names() {
 }
 
 Result<LauncherEnv> derive_launcher_env(const StepFacts& f, const LaunchEnv& launch,
-                                        const DdpOptions& opts,
+                                        const StepOptions& opts,
                                         std::optional<std::uint32_t> node_gpus) {
     for (std::size_t n = 0; n < f.tasks_per_node.size(); ++n) {
         if (f.tasks_per_node[n] <= 1) continue;

@@ -34,7 +34,7 @@ struct LauncherEnv {
 // `node_gpus`: the step's GPUs on this node (0 or nullopt: none known). Refused when any node of
 // the step runs more than one task.
 Result<LauncherEnv> derive_launcher_env(const StepFacts& facts, const LaunchEnv& launch,
-                                        const DdpOptions& opts,
+                                        const StepOptions& opts,
                                         std::optional<std::uint32_t> node_gpus);
 
 // What the launcher must see of the node's GPUs: all of the step's (the launcher hands them to

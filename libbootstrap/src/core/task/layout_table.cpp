@@ -15,7 +15,7 @@ std::string pad(const std::string& s, std::size_t width) {
 
 }  // namespace
 
-std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const DdpOptions& opts,
+std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const StepOptions& opts,
                                 const LocalGpuDescriber& gpus_here, std::size_t max_rows) {
     std::string out;
     out += "slurm-ddp: step " + e.step_tag + ": WORLD_SIZE=" + std::to_string(e.world_size) +
@@ -27,7 +27,7 @@ std::string format_layout_table(const StepFacts& f, const LaunchEnv& e, const Dd
     if (!described.empty()) out += ", options " + described;
     out += "\n";
 
-    auto layout = ordered_ranks_per_node(f, opts.rank_order.value_or(kDefaultRankOrder));
+    auto layout = ordered_ranks_per_node(f, opts.rank_order);
     if (!layout) {
         out += "slurm-ddp: per-rank table unavailable: " + layout.error().message + "\n";
         return out;

@@ -24,7 +24,7 @@ using LocalGpuDescriber =
 // the rows says so, so no row reads differently from another. Rows are capped so that a
 // 100k-rank step prints a summary, not 100k lines.
 std::string format_layout_table(const StepFacts& facts, const LaunchEnv& launch,
-                                const DdpOptions& opts, const LocalGpuDescriber& gpus_here,
+                                const StepOptions& opts, const LocalGpuDescriber& gpus_here,
                                 std::size_t max_rows = 64);
 
 }  // namespace sddp

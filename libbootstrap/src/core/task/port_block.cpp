@@ -84,7 +84,7 @@ std::string port_block_text(const PortBlock& b) {
     return std::to_string(b.first) + "-" + std::to_string(b.last);
 }
 
-Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts) {
+Result<PortBlock> choose_port_block(const PortBlockInput& in, const StepOptions& opts) {
     const std::uint32_t k = opts.ports.value_or(std::max(kPortsParam.value, in.min_size));
     if (k < kPortsParam.min || k > kPortsParam.max) {
         return make_error(Errc::invalid_input, "ports=" + std::to_string(k) + "; expected " +
@@ -123,7 +123,7 @@ Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& 
         return PortBlock{run.first, static_cast<std::uint16_t>(run.first + k - 1),
                          PortSource::reserved};
     }
-    const PortRange range = opts.port_range.value_or(kDefaultPortRange);
+    const PortRange range = opts.port_range;
     const std::uint64_t slots = (std::uint64_t{range.last} - range.first + 1) / k;
     if (slots == 0) {
         return make_error(Errc::invalid_input, "the port range " + std::to_string(range.first) +

@@ -51,7 +51,7 @@ struct PortBlockInput {
     std::string_view min_size_for;  // who needs them, for the message ("--ddp=tf")
 };
 
-Result<PortBlock> choose_port_block(const PortBlockInput& in, const DdpOptions& opts);
+Result<PortBlock> choose_port_block(const PortBlockInput& in, const StepOptions& opts);
 
 // "first-last", the value of SLURM_DDP_PORTS.
 std::string port_block_text(const PortBlock& b);

@@ -21,14 +21,14 @@ namespace {
 
 // Everything this task's GPU binding depends on. Every task of the node builds the same input
 // (only local_rank differs), so rank 0 can also show what its node-mates compute.
-Result<GpuBindingInput> binding_input(const DdpOptions& opts, const EnvLookup& env,
+Result<GpuBindingInput> binding_input(const StepOptions& opts, const EnvLookup& env,
                                       const LaunchEnv& launch, const TaskHostFacts& host,
                                       const TaskLookups& lookups,
                                       const std::optional<GpuTopologyFacts>& topology) {
     GpuBindingInput in;
-    in.policy = effective_gpu_bind(opts);
-    in.allow_share = opts.gpu_share.value_or(false);
-    in.nccl_hints = opts.nccl_hints.value_or(false);
+    in.policy = opts.gpu_bind;
+    in.allow_share = opts.gpu_share;
+    in.nccl_hints = opts.nccl_hints;
     in.local_rank = static_cast<int>(launch.local_rank);
     in.local_world_size = static_cast<int>(launch.local_world_size);
     const EnvLookup no_step_env = [](std::string_view) { return std::optional<std::string>(); };
@@ -82,43 +82,43 @@ LocalGpuDescriber gpu_describer(const GpuBindingInput& in, const std::string& tr
     };
 }
 
-bool table_wanted(TableWanted wanted, const DdpOptions& opts, const LaunchEnv& launch) {
+bool table_wanted(TableWanted wanted, const StepOptions& opts, const LaunchEnv& launch) {
     switch (wanted) {
         case TableWanted::never:
             return false;
         case TableWanted::always:
             return true;
         case TableWanted::rank0_if_verbose:
-            return opts.verbose.value_or(false) && launch.rank == 0;
+            return opts.verbose && launch.rank == 0;
     }
     return false;
 }
 
 // --ddp=jax, tf and hostfile: after the binding (JAX_LOCAL_DEVICE_IDS is the bound device).
 // Returns the lines they add to the verbose table.
-Result<std::string> add_cluster_spec(TaskEnv& out, const DdpOptions& opts,
+Result<std::string> add_cluster_spec(TaskEnv& out, const StepOptions& opts,
                                      const TaskHostFacts& host, const TrainerEnv& trainer) {
     std::string notes;
-    if (opts.jax.value_or(false)) {
+    if (opts.jax) {
         const int device = out.binding.changed ? out.binding.device_index : -1;
-        auto vars = jax_env(out.launch, device, opts.override_env.value_or(false));
+        auto vars = jax_env(out.launch, device, opts.override_env);
         notes += "slurm-ddp: jax: " + vars.front().name + "=" + vars.front().value +
                  (device >= 0 ? ", JAX_LOCAL_DEVICE_IDS=" + std::to_string(device) : "") + "\n";
         out.vars.insert(out.vars.end(), vars.begin(), vars.end());
     }
-    if (opts.tf.value_or(false)) {
+    if (opts.tf) {
         SDDP_TRY(tf, tf_config_env(out.facts, out.launch, opts));
         notes += "slurm-ddp: tf: TF_CONFIG worker " + std::to_string(out.launch.rank) + " of " +
                  std::to_string(out.launch.world_size) + ", ports " +
                  std::to_string(out.launch.master_port + 1) +
-                 ".. on each node, gpu-bind=" + to_string(effective_gpu_bind(opts)) + "\n";
+                 ".. on each node, gpu-bind=" + to_string(opts.gpu_bind) + "\n";
         out.vars.push_back(std::move(tf));
     }
-    if (opts.hostfile.value_or(false)) {
+    if (opts.hostfile) {
         std::optional<std::uint32_t> slots;
         if (trainer.launcher) slots = trainer.nproc_per_node;
-        const std::size_t first = rank0_node(out.facts, opts.rank_order.value_or(kDefaultRankOrder),
-                                             out.launch.master_addr, opts.addr_suffix.value_or(""));
+        const std::size_t first =
+            rank0_node(out.facts, opts.rank_order, out.launch.master_addr, opts.addr_suffix);
         SDDP_TRY(file, step_hostfile(out.facts, first, host.uid, slots));
         notes += std::string("slurm-ddp: hostfile: ") + contract::kHostfileVar + "=" + file.path +
                  " (" + std::to_string(out.facts.nodes.size()) + " node(s), rank 0's first)\n";
@@ -151,8 +151,8 @@ Status check_master_port(const LaunchEnv& launch, const TaskLookups& lookups) {
 // net-hints: the interface towards the step's peers, asked only where a hint is wanted and
 // there is a peer (one node needs none).
 void gloo_interface(TrainerEnvInput& tin, const StepFacts& facts, const LaunchEnv& launch,
-                    const DdpOptions& opts, const TaskLookups& lookups) {
-    if (!opts.nccl_hints.value_or(false) || !lookups.interface_towards) return;
+                    const StepOptions& opts, const TaskLookups& lookups) {
+    if (!opts.nccl_hints || !lookups.interface_towards) return;
     const auto peer = net_hint_peer(facts, launch);
     if (!peer) return;
     std::string why;
@@ -185,16 +185,11 @@ std::optional<EnvAssignment> omp_threads(const EnvLookup& env, const LaunchEnv& 
 
 }  // namespace
 
-GpuBindPolicy effective_gpu_bind(const DdpOptions& opts) {
-    if (opts.gpu_bind) return *opts.gpu_bind;
-    return opts.tf.value_or(false) ? GpuBindPolicy::single : kDefaultGpuBind;
+bool needs_topology(const StepOptions& opts) {
+    return opts.gpu_bind == GpuBindPolicy::closest || opts.nccl_hints;
 }
 
-bool needs_topology(const DdpOptions& opts) {
-    return effective_gpu_bind(opts) == GpuBindPolicy::closest || opts.nccl_hints.value_or(false);
-}
-
-Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
+Result<TaskEnv> derive_task_env(const EnvLookup& env, const StepOptions& opts,
                                 const StepFacts& facts, const TaskHostFacts& host,
                                 const TaskLookups& lookups, TableWanted table) {
     TaskEnv out;

@@ -57,17 +57,13 @@ struct TaskLookups {
 };
 
 // Reading the topology costs milliseconds per task: only `closest` and the NCCL hints use it.
-bool needs_topology(const DdpOptions& opts);
-
-// The GPU binding policy in force: the option, else single under --ddp=tf (each TensorFlow
-// worker must see only its own GPU, or every worker takes GPU:0), else local.
-GpuBindPolicy effective_gpu_bind(const DdpOptions& opts);
+bool needs_topology(const StepOptions& opts);
 
 enum class TableWanted { never, rank0_if_verbose, always };
 
 struct TaskEnv {
     StepFacts facts;
-    DdpOptions options;  // the options in force, after the pass's own verdicts (override)
+    StepOptions options;  // the options in force, after the pass's own verdicts (override)
     LaunchEnv launch;
     GpuBinding binding;
     std::vector<EnvAssignment> vars;       // in the order to set them
@@ -79,7 +75,7 @@ struct TaskEnv {
     std::optional<StepHostfile> hostfile;  // --ddp=hostfile: the caller writes it
 };
 
-Result<TaskEnv> derive_task_env(const EnvLookup& env, const DdpOptions& opts,
+Result<TaskEnv> derive_task_env(const EnvLookup& env, const StepOptions& opts,
                                 const StepFacts& facts, const TaskHostFacts& host,
                                 const TaskLookups& lookups,
                                 TableWanted table = TableWanted::rank0_if_verbose);

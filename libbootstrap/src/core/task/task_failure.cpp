@@ -104,9 +104,9 @@ std::string shutdown_end_message(std::uint32_t rank, std::string_view node, cons
            signal_label(signal) + ": part of its shutdown, the other ranks are left to finish";
 }
 
-bool fail_fast_applies(const DdpOptions& opts, bool user_asked) {
-    if (opts.keep_going.value_or(false)) return false;
-    return user_asked || opts.fail_fast.value_or(kDefaultFailFast) == FailFastScope::all;
+bool fail_fast_applies(const StepOptions& opts, bool user_asked) {
+    if (opts.keep_going) return false;
+    return user_asked || opts.fail_fast == FailFastScope::all;
 }
 
 TaskEnd classify_task_end(int wait_status) {

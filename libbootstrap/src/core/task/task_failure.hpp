@@ -34,7 +34,7 @@ struct TaskEnd {
 // Whether a failed task ends the step: not under keep-going, and in a step that only the site
 // default (default=on) gave --ddp, only where the site asked for that too (fail-fast=all), so
 // that default=on never changes how an ordinary step (`srun -n64 ./sweep`) ends.
-bool fail_fast_applies(const DdpOptions& opts, bool user_asked);
+bool fail_fast_applies(const StepOptions& opts, bool user_asked);
 
 // From a wait status as slurmstepd reports it (S_TASK_EXIT_STATUS).
 TaskEnd classify_task_end(int wait_status);

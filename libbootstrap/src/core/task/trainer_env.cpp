@@ -26,13 +26,13 @@ Result<TrainerEnv> derive_trainer_env(const TrainerEnvInput& in) {
     }
     const StepFacts& f = *in.facts;
     const LaunchEnv& launch = *in.launch;
-    const DdpOptions& opts = *in.opts;
+    const StepOptions& opts = *in.opts;
     TrainerEnv out;
     auto append = [&](const std::vector<EnvAssignment>& vars) {
         out.vars.insert(out.vars.end(), vars.begin(), vars.end());
     };
 
-    out.launcher = opts.launcher.value_or(false);
+    out.launcher = opts.launcher;
     if (out.launcher) {
         SDDP_TRY(l, derive_launcher_env(f, launch, opts, in.node_gpus));
         out.vars = std::move(l.vars);
@@ -46,11 +46,11 @@ Result<TrainerEnv> derive_trainer_env(const TrainerEnvInput& in) {
             out.notes.push_back("rank-order=node: RANK is contiguous per node");
     }
     append(worker_default_env(in.env));
-    if (opts.torchelastic.value_or(false)) {
+    if (opts.torchelastic) {
         SDDP_TRY(t, torchelastic_env(f, in.env("SLURM_RESTART_COUNT")));
         append(t);
     }
-    if (opts.debug.value_or(false)) {
+    if (opts.debug) {
         std::optional<std::uint32_t> rank;
         if (!out.launcher) rank = launch.rank;
         SDDP_TRY(d, derive_debug_env(opts, f, in.env("SLURM_SUBMIT_DIR"), rank));
@@ -58,7 +58,7 @@ Result<TrainerEnv> derive_trainer_env(const TrainerEnvInput& in) {
         out.debug_dir = d.dir;
         out.notes.push_back("debug: NCCL/torch diagnostics in " + d.dir);
     }
-    if (opts.nccl_hints.value_or(false)) {
+    if (opts.nccl_hints) {
         append(socket_hint_env(in.gloo_ifname));
         if (in.gloo_ifname) {
             out.notes.push_back("net-hints: GLOO_SOCKET_IFNAME=" + *in.gloo_ifname +

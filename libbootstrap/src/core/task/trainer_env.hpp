@@ -21,7 +21,7 @@ namespace sddp {
 struct TrainerEnvInput {
     const StepFacts* facts = nullptr;
     const LaunchEnv* launch = nullptr;
-    const DdpOptions* opts = nullptr;
+    const StepOptions* opts = nullptr;
     EnvLookup env;  // the task's environment (user-set names, SLURM_RESTART_COUNT, ...)
     std::optional<std::uint32_t> node_gpus;   // the step's GPUs on this node, if known
     std::optional<std::string> gloo_ifname;   // probed by the caller under net-hints
