@@ -63,6 +63,9 @@ def main():
         steps=trainer.state.global_step,
         backend=dist.get_backend(),
     )
+    # Rank 0 hosts the TCPStore: tearing it down while another rank still talks to it has made
+    # rank 0 abort at exit in gloo's teardown ("terminate called without an active exception").
+    dist.barrier()
     dist.destroy_process_group()
     out_dir.cleanup()
 
