@@ -110,7 +110,10 @@ run_ctest() {
     if [ "$rc" -ne 0 ] || [ "$nfailed" -ne 0 ]; then
         local l
         reasons+=("$name:")
+        # set +e: the subshell inherits set -e and pipefail, and a grep that finds nothing would
+        # end it before the lines after it (the FAIL lines never reached a summary that way).
         while IFS= read -r l; do reasons+=("  $l"); done < <(
+            set +e
             sed -n '/The following tests FAILED:/,/^Errors while running/p' "$log" | grep -E '^[[:space:]]+[0-9]+ - ' | sed 's/^[[:space:]]*//' | head -20
             grep -E 'SUMMARY: |property violated|ERROR: [A-Za-z]|: Failure$|^(Expected|Which is|Value of|  Actual): ' "$log" | head -20
             # The cluster tests' own verdicts: each FAIL line and the 3 lines of evidence after it.
