@@ -60,15 +60,7 @@ Status Collectives::gather_up(std::uint64_t seq, wire::Op op, int root,
         const LinkId c = children[i];
         std::optional<OwnedFrame> f = tree_.receive(c);
         if (!f) {
-            if (tree_.closed(c)) {
-                return tree_.fail(
-                    make_error(Errc::peer_lost,
-                               tree_.self() + ": lost connection to " + tree_.describe(c) +
-                                   " during " + std::string(wire::op_name(op)) + " #" +
-                                   std::to_string(seq) + "; it exited or was killed, see its log"),
-                    c);
-            }
-            return ok_status();
+            return tree_.closed(c) ? lost(c, seq, op) : ok_status();
         }
         Result<wire::Up> up =
             wire::decode_up(f->payload(), static_cast<std::uint32_t>(world_size_));
@@ -116,20 +108,22 @@ Status Collectives::gather_up(std::uint64_t seq, wire::Op op, int root,
     return ok_status();
 }
 
+Error Collectives::lost(LinkId link, std::uint64_t seq, wire::Op op) {
+    return tree_.fail(
+        make_error(Errc::peer_lost, tree_.self() + ": lost connection to " + tree_.describe(link) +
+                                        " during " + std::string(wire::op_name(op)) + " #" +
+                                        std::to_string(seq) +
+                                        "; it exited or was killed, see its log"),
+        link);
+}
+
 Result<OwnedFrame> Collectives::wait_down(LinkId parent, std::uint64_t seq, wire::Op op,
                                           Clock::time_point deadline) {
     const auto start = Clock::now();
     for (;;) {
         if (tree_.failure()) return *tree_.failure();
         if (std::optional<OwnedFrame> f = tree_.receive(parent)) return std::move(*f);
-        if (tree_.closed(parent)) {
-            return tree_.fail(
-                make_error(Errc::peer_lost,
-                           tree_.self() + ": lost connection to " + tree_.describe(parent) +
-                               " during " + std::string(wire::op_name(op)) + " #" +
-                               std::to_string(seq) + "; it exited or was killed, see its log"),
-                parent);
-        }
+        if (tree_.closed(parent)) return lost(parent, seq, op);
         if (Clock::now() >= deadline) {
             return tree_.fail(make_error(
                 Errc::timeout, tree_.self() + ": timed out after " +

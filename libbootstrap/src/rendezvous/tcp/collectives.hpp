@@ -41,6 +41,8 @@ class Collectives {
                      std::vector<wire::RankRecord>& records, Clock::time_point deadline);
     Result<OwnedFrame> wait_down(LinkId parent, std::uint64_t seq, wire::Op op,
                                  Clock::time_point deadline);
+    // The peer on `link` closed its end during collective `seq`: the rendezvous fails.
+    Error lost(LinkId link, std::uint64_t seq, wire::Op op);
     Status check_match(LinkId link, std::uint64_t seq, wire::Op op, int root,
                        std::uint64_t their_seq, wire::Op their_op, int their_root);
 
