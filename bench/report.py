@@ -73,13 +73,32 @@ def fmt_ratio(r):
 
 
 # --- harness: the local fork harness --------------------------------------------------------
-ORDER = ["ours-2level", "ours-tree", "ours-preflight", "ours-flat", "floor", "floor-prelisten", "tcpstore", "tcpstore-agent", "mpi"]
+AUTH_FLOORS = ["authfloor", "authfloor-tree", "authfloor-prelisten", "authfloor-tree-prelisten"]
+# The authenticated floor under the library's contract (a complete world before the id): shown,
+# not a floor the goal is judged against.
+AUTH_CONTRACT = ["authfloor-tree-barrier"]
+FLOORS = ["floor", "floor-prelisten"]
+ORDER = (["ours-2level", "ours-tree", "ours-preflight", "ours-flat"] + AUTH_FLOORS + AUTH_CONTRACT +
+         FLOORS +
+         ["tcpstore", "tcpstore-agent", "mpi"])
 LABEL = {
     "ours-2level": "ours, two-level (N/8 nodes x 8), authenticated",
     "ours-tree": "ours, two-level with the node leaders in a k-ary tree (bootstrap_bench --fanout)",
     "ours-preflight": "ours, two-level, 2nd exchange = the library's preflight (gather of "
                       "~60-byte records to rank 0 + its verdict broadcast), as srun --ddp runs it",
     "ours-flat": "ours, flat (every rank TCP to rank 0), authenticated",
+    "authfloor": "authenticated floor (auth_floor.c, C on Nettle): the same handshake (step tag, "
+                 "nonces, HMAC-SHA256 proofs of the secret, the id only after the proof), every "
+                 "rank over TCP to rank 0",
+    "authfloor-tree": "authenticated floor in ours-2level's shape: N/8 nodes x 8, leaders over TCP "
+                      "to rank 0, locals over an abstract Unix socket to their leader",
+    "authfloor-prelisten": "authenticated floor, star, its listener opened before the start (not "
+                           "deployable)",
+    "authfloor-tree-prelisten": "authenticated floor, two-level, every listener opened before the "
+                                "start (not deployable)",
+    "authfloor-tree-barrier": "authfloor-tree under the library's contract: the id only once the "
+                              "whole world is in (welcome, a leader's sealed 'node complete', then "
+                              "the id in a message of its own)",
     "floor": "floor: bare 1-listener socket broadcast, unauthenticated",
     "floor-prelisten": "the floor with its listener opened before the start (not deployable: "
                        "shows what the race to listen() costs)",
@@ -126,6 +145,24 @@ def harness_cell(kv, key):
         return "FAILED"
     return "%s (%s-%s)" % (ms(kv[key + "_med"]), ms(kv[key + "_min"]), ms(kv[key + "_max"]))
 
+
+
+def best_floor(res, n, names, key):
+    """The variant among `names` with the smallest median at N for `key`, or None."""
+    got = [(float(r[key + "_med"]), k) for k in names for r in [res.get((k, n))]
+           if r and r.get("ok") != "0"]
+    return min(got)[1] if got else None
+
+
+def harness_floor_row(res, n):
+    o = res.get(("ours-2level", n))
+    a, f = best_floor(res, n, AUTH_FLOORS, "id"), best_floor(res, n, FLOORS, "id")
+    ra, rf = res.get((a, n)), res.get((f, n))
+    return [n, ms(o["id_med"]) if o and o.get("ok") != "0" else "-", a or "-",
+            ms(ra["id_med"]) if ra else "-", fmt_ratio(ratio(o, ra, "id")),
+            fmt_ratio(ratio(o, res.get((best_floor(res, n, AUTH_FLOORS, "ag"), n)), "ag")),
+            f or "-", ms(rf["id_med"]) if rf else "-", fmt_ratio(ratio(o, rf, "id")),
+            fmt_ratio(ratio(ra, rf, "id"))]
 
 
 def harness_report(paths):
@@ -178,6 +215,26 @@ def harness_report(paths):
             ratio(o, fl, "id"), ratio(o, fl, "ag"), ratio(op, fl, "ag"),
             ratio(of, fl, "id"), ratio(of, fl, "ag"),
             ratio(o, m, "id"), ratio(o, m, "ag")))))
+    # Against the authenticated floor: the fastest of its shapes at each N (whichever flatters
+    # us least), beside the best unauthenticated one.
+    if any((k, n) in res for k in AUTH_FLOORS for n in ns):
+        print()
+        print("Ours against the authenticated floor (the fastest of its variants at each N) and "
+              "the unauthenticated one (the faster of floor and floor-prelisten), ratios of "
+              "medians from this run:\n")
+        md_table(["N", "ours id ms", "best auth floor", "its id ms", "ours / auth floor (id)",
+                  "ours / auth floor (2nd)", "best floor", "its id ms", "ours / floor (id)",
+                  "auth floor / floor (id)"],
+                 [harness_floor_row(res, n) for n in ns if (ours, n) in res])
+        for n in ns:
+            row = harness_floor_row(res, n)
+            r = best_floor(res, n, AUTH_FLOORS, "id")
+            if r is None or (ours, n) not in res:
+                continue
+            x = ratio(res[(ours, n)], res[(r, n)], "id")
+            if x is not None:
+                print("- N=%d: ours within 1.25x of the authenticated floor (%s, id): %.2fx -> %s"
+                      % (n, r, x, "MET" if x <= 1.25 else "NOT MET"))
     big = max((n for n in ns if (ours, n) in res), default=None)
     if big is not None:
         o, fl, t, ta, op = (res.get((k, big)) for k in

@@ -1,14 +1,15 @@
 #!/bin/bash
 # SPDX-License-Identifier: Apache-2.0
-# The local harness (bench/harness/): builds the benchmarks if needed, runs ours / the floor /
-# PyTorch TCPStore / MPI_Bcast over N local ranks and prints one combined table with ratios
+# The local harness (bench/harness/): builds the benchmarks if needed, runs ours / the
+# authenticated floor / the bare floor / PyTorch TCPStore / MPI_Bcast over N local ranks and
+# prints one combined table with ratios
 # (bench/report.py harness); the micro benchmarks (bench/micro/: one frame MAC, libcrypto's set-up);
 # then, where a GPU is visible, exec -> ready one-rank NCCL communicator through the library
 # versus CUDA + NCCL called directly (nccl_init_bench).
 #   bench/run.sh            # N = 2 8 64 256 1024, 5 repetitions (3 at 1024), MPI up to 256
 #   bench/run.sh --smoke    # N = 2 8, 1 repetition: for CI (scripts/test.sh's bench phase), to
 #                           # keep the benchmarks building and running; exits 1 if any part fails
-# Environment: VARIANTS=ours-2level,...,floor-prelisten NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
+# Environment: VARIANTS=ours-2level,...,authfloor-tree-barrier (bootstrap_bench's; default all) NS="2,8,64" REPS=5 REPS_LARGE=3 MPI_NS="2 8 64 256" MPI_REPS=3 NCCL_REPS=10
 #   SDDP_BENCH_BUILD=<build dir> (default build-bench) TORCH_PY=<python with torch> (default:
 #   scripts/framework-env.sh torch)
 #   SDDP_BENCH_BUILD_TYPE=<CMAKE_BUILD_TYPE for a new build dir> (default RelWithDebInfo; the CI

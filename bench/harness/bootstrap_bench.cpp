@@ -30,13 +30,27 @@
 //   floor-prelisten  the floor with its listener opened by the parent before the fork: no
 //                race to listen(), no refused connects. Not a rendezvous anyone can deploy (the
 //                root's socket cannot exist before the root); it shows what the race costs.
+//   authfloor    the authenticated floor (auth_floor.c: plain C over libc and Nettle): the
+//                library's guarantees with the least work we know, every rank over TCP to rank 0
+//                (a star): challenge, hello with the client's proof, then a welcome whose proof
+//                covers the id, sent as soon as the rank has proven itself; the all-gather's
+//                records and table MACed under the step secret and both nonces.
+//   authfloor-tree  the same in ours-2level's shape: N/8 nodes of 8, a node's leader over TCP
+//                to rank 0, its other ranks over an abstract Unix socket to the leader.
+//   authfloor-prelisten, authfloor-tree-prelisten  those two with their listeners (rank 0's,
+//                and every leader's) opened by the parent before the fork, as floor-prelisten.
+//   authfloor-tree-barrier  authfloor-tree under the library's contract, a complete world before
+//                the id: welcomes without the id, a sealed "node complete" from each leader, then
+//                the id in a message of its own once every rank is in (as ours' join + broadcast).
 //
 // Output: a human table, plus one machine-readable line per point:
 //   RESULT impl=<variant> n=<N> reps=<R> ok=<ok reps> id_med=.. id_min=.. id_max=.. ag_med=..
 //   ag_min=.. ag_max=..   (seconds)
 //
 //   bootstrap_bench [--variants ours-2level,ours-tree,ours-preflight,ours-flat,floor,
-//                               floor-prelisten]   (the default: all six)
+//                               floor-prelisten,authfloor,authfloor-tree,authfloor-prelisten,
+//                               authfloor-tree-prelisten,authfloor-tree-barrier]
+//                               (the default: all eleven)
 //                   [--ns 2,8,64,256,1024] [--fanout 4]
 //                   [--reps 5] [--reps-large 3] [--timeout-ms 120000] [--warm-crypto]
 //
@@ -72,6 +86,9 @@
 #include <string>
 #include <vector>
 
+#if SDDP_BENCH_AUTH_FLOOR
+#include "auth_floor.h"
+#endif
 #include "os/hmac_sha256.hpp"
 #include "os/random_bytes.hpp"
 #include "rendezvous/preflight_exchange.hpp"
@@ -350,6 +367,54 @@ void run_floor(int world, std::uint16_t port, int rank, Slot& slot, int preliste
     succeed(slot);
 }
 
+// ---- the authenticated floor ----------------------------------------------------------------
+#if SDDP_BENCH_AUTH_FLOOR
+
+struct AuthJob {
+    int world = 1;
+    int per_node = 1;
+    std::uint16_t port = 0;
+    std::string secret;
+    std::string step_tag;
+    int tcp_listener = -1;
+    std::vector<int> local_listeners;  // by node, when the parent opened them
+    bool barrier = false;
+};
+
+void record_of(int rank, std::uint8_t out[AF_RECORD_BYTES]) {
+    for (std::size_t i = 0; i < AF_RECORD_BYTES; ++i) out[i] = rec_byte(rank, i);
+}
+
+void run_auth_floor(const AuthJob& a, int rank, Slot& slot) {
+    static std::uint8_t id[kIdBytes];
+    for (std::size_t i = 0; i < kIdBytes; ++i) id[i] = id_byte(i);
+    af_job job{};
+    job.world = a.world;
+    job.per_node = a.per_node;
+    job.port = a.port;
+    job.secret = reinterpret_cast<const std::uint8_t*>(a.secret.data());
+    job.secret_len = a.secret.size();
+    job.step_tag = a.step_tag.c_str();
+    job.tcp_listener = a.tcp_listener;
+    job.local_listeners = a.local_listeners.empty() ? nullptr : a.local_listeners.data();
+    job.barrier = a.barrier ? 1 : 0;
+    job.id = id;
+    job.record_of = record_of;
+    af_result r{};
+    if (af_run_rank(&job, rank, &r) != 0) return fail(slot, r.why);
+    slot.t_id = r.t_id;
+    slot.cpu_id = r.cpu_id;
+    slot.t_ag = r.t_ag;
+    slot.cpu_ag = r.cpu_ag;
+    for (std::size_t i = 0; i < kIdBytes; ++i)
+        if (r.id[i] != id_byte(i)) return fail(slot, "authfloor: wrong id");
+    for (int q = 0; q < a.world; ++q)
+        if (r.table[static_cast<std::size_t>(q) * kRecordBytes + 5] != rec_byte(q, 5))
+            return fail(slot, "authfloor: wrong record");
+    succeed(slot);
+}
+#endif
+
 // ---- harness ------------------------------------------------------------------------------
 
 std::uint16_t free_port() {
@@ -487,22 +552,62 @@ double median(std::vector<double> v) {
 }
 
 // Every variant make_body knows, in the order of a default run.
-constexpr char kVariants[] = "ours-2level,ours-tree,ours-preflight,ours-flat,floor,floor-prelisten";
+constexpr char kVariants[] =
+    "ours-2level,ours-tree,ours-preflight,ours-flat,floor,floor-prelisten,authfloor,authfloor-tree,"
+    "authfloor-prelisten,authfloor-tree-prelisten,authfloor-tree-barrier";
 
 bool known_variant(const std::string& v) {
     const std::vector<std::string> all = split(kVariants);
     return std::find(all.begin(), all.end(), v) != all.end();
 }
 
-// One repetition of variant `v` with N ranks: what each rank runs. floor-prelisten's listener,
-// opened here before the fork, is returned in *prelistened for the caller to close.
+// One repetition of variant `v` with N ranks: what each rank runs. The listeners of the
+// -prelisten variants, opened here before the fork, are added to *listeners for the caller to
+// close.
 std::function<void(int, Slot&)> make_body(const std::string& v, int n, int rep, int fanout,
-                                          int* prelistened) {
+                                          std::vector<int>* listeners) {
     if (v == "floor-prelisten") {
         const std::uint16_t port = free_port();
         const int l = listen_loopback(port);
-        *prelistened = l;
+        listeners->push_back(l);
         return [n, port, l](int rank, Slot& s) { run_floor(n, port, rank, s, l); };
+    }
+    if (v.rfind("authfloor", 0) == 0) {
+#if !SDDP_BENCH_AUTH_FLOOR
+        return [](int, Slot& s) { fail(s, "authfloor: not built (no Nettle at configure)"); };
+#else
+        AuthJob a;
+        a.world = n;
+        a.per_node = v.find("-tree") != std::string::npos ? std::min(8, n) : 1;
+        a.barrier = v.find("-barrier") != std::string::npos;
+        a.port = free_port();
+        auto sec = sddp::random_bytes(32);
+        a.secret = sec.ok() ? std::string(sec->begin(), sec->end()) : std::string(32, 'k');
+        a.step_tag = "bench." + std::to_string(::getpid()) + "." + v + "." + std::to_string(n) +
+                     "." + std::to_string(rep);
+        if (v.find("-prelisten") != std::string::npos) {
+            // Every listener before the start. The children that do not own one keep it open:
+            // closing up to N/8 of them in every child would be work no rank does.
+            a.tcp_listener = listen_loopback(a.port);
+            listeners->push_back(a.tcp_listener);
+            if (a.per_node > 1) {
+                af_job j{};
+                j.world = n;
+                j.per_node = a.per_node;
+                j.port = a.port;
+                j.secret = reinterpret_cast<const std::uint8_t*>(a.secret.data());
+                j.secret_len = a.secret.size();
+                j.step_tag = a.step_tag.c_str();
+                for (int node = 0; node * a.per_node < n; ++node) {
+                    char name[40];
+                    af_local_name(&j, node, name);
+                    a.local_listeners.push_back(af_listen_local(name));
+                    listeners->push_back(a.local_listeners.back());
+                }
+            }
+        }
+        return [a](int rank, Slot& s) { run_auth_floor(a, rank, s); };
+#endif
     }
     if (v == "floor") {
         const std::uint16_t port = free_port();
@@ -651,11 +756,12 @@ int main(int argc, char** argv) {
         for (int rep = 0; rep < r_here; ++rep) {
             for (std::size_t i = 0; i < vs.size(); ++i) {
                 const std::string& v = vs[i];
-                int prelistened = -1;
+                std::vector<int> listeners;
                 const std::function<void(int, Slot&)> body =
-                    make_body(v, n, rep, fanout, &prelistened);
+                    make_body(v, n, rep, fanout, &listeners);
                 Sample s = run_once(n, body, limit_s);
-                if (prelistened >= 0) ::close(prelistened);
+                for (const int l : listeners)
+                    if (l >= 0) ::close(l);
                 if (!series[i].add(s)) {
                     ++failures;
                     std::fprintf(stderr, "%s N=%d rep %d failed: %s\n", v.c_str(), n, rep,

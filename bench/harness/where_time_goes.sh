@@ -6,13 +6,15 @@
 #     switches, system calls, connect() calls, sleeps, page faults, CPU ms; for each binary given
 #     (to compare two builds of the rendezvous in one run) and for floor-prelisten;
 #   - per rank, user-space instructions from the start to holding the id (callgrind, collecting
-#     only inside make_tcp_transport and broadcast), and how many of them are in libnettle; in
+#     only inside make_tcp_transport and broadcast), and how many of them are in Nettle (its
+#     functions, in libnettle.so or linked from libnettle.a); in
 #     ours-2level the median rank is a local rank, the 90th percentile a node leader and the
 #     maximum rank 0.
 #     Valgrind hides SHA-NI, so Nettle runs its portable SHA-256 there; the native cost of one
 #     64-byte block is printed beside it.
 #   bash bench/harness/where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH]
-# Env: NS="64 256 1024" REPS=3 CG_N=64. Needs perf (root, for the syscall tracepoints) and
+# Env: NS="64 256 1024" REPS=3 CG_N=64 FLOORS="floor-prelisten" (the floors measured beside ours,
+# e.g. FLOORS="authfloor-tree floor-prelisten"). Needs perf (root, for the syscall tracepoints) and
 # valgrind; prints a raw file (header from bench/lib/raw_header.sh) on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,10 +23,11 @@ OTHER=${2:-}
 NS=${NS:-64 256 1024}
 REPS=${REPS:-3}
 CG_N=${CG_N:-64}
+FLOORS=${FLOORS:-floor-prelisten}
 BENCH=$BUILD/bench/bootstrap_bench
 # shellcheck source=bench/lib/raw_header.sh
 source "$ROOT/bench/lib/raw_header.sh"
-raw_header "bash bench/harness/where_time_goes.sh $* (NS=\"$NS\" REPS=$REPS CG_N=$CG_N)"
+raw_header "bash bench/harness/where_time_goes.sh $* (NS=\"$NS\" REPS=$REPS CG_N=$CG_N FLOORS=\"$FLOORS\")"
 # Both binaries bind their symbols at start either way (bootstrap_bench re-executes itself so).
 export LD_BIND_NOW=1
 events=context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_connect
@@ -51,24 +54,25 @@ echo "# per process (children and the parent's share), medians of id in ms from 
 for n in $NS; do
     per_process ours "$BENCH" ours-2level "$n"
     [[ -n $OTHER ]] && per_process other "$OTHER" ours-2level "$n"
-    per_process floor-prelisten "$BENCH" floor-prelisten "$n"
+    for f in $FLOORS; do per_process "$f" "$BENCH" "$f" "$n"; done
 done
 
 echo "# callgrind, N = $CG_N: user-space instructions per rank from the start to holding the id"
-echo "# (the floor: its whole client, id and all-gather)"
+echo "# (the floors: their whole rank, id and all-gather)"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-for variant in ours-2level floor-prelisten; do
+for variant in ours-2level $FLOORS; do
     rm -f "$tmp"/cg.*
     valgrind --tool=callgrind --collect-atstart=no "--toggle-collect=sddp::make_tcp_transport*" \
         "--toggle-collect=sddp::tcp::Node::broadcast*" "--toggle-collect=*run_floor*" \
+        "--toggle-collect=af_run_rank" \
         --callgrind-out-file="$tmp/cg.%p" "$BENCH" --variants "$variant" --ns "$CG_N" --reps 1 \
         --timeout-ms 100000 >/dev/null 2>&1
     for f in "$tmp"/cg.*; do
         total=$(sed -n 's/^totals: //p' "$f")
         [[ ${total:-0} == 0 ]] && continue
         nettle=$(callgrind_annotate "$f" 2>/dev/null |
-            awk '/libnettle/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+            awk '/nettle/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
         echo "$total $nettle"
     done | sort -n | awk -v v="$variant" '
         { t[NR] = $1; c[NR] = $2 }
