@@ -11,9 +11,10 @@
                                                  # ratios of bench/overhead/plugin_overhead.sh
 
 Lines starting with '#' are a raw file's header (bench/lib/raw_header.sh) and are skipped.
-harness: goals at the largest N measured (1024 in the full run): ours (two-level) >= 5x faster
-than TCPStore and within 1.5x of the floor, for the id; the same ratios for the second exchange
-(all-gather, or the library's preflight).
+harness: ours (two-level) within 1.25x of the authenticated floor (the fastest of its variants)
+at every N, beside the best unauthenticated floor; at the largest N (1024 in the full run) >= 5x
+faster than TCPStore, for the id; the same ratios for the second exchange (all-gather, or the
+library's preflight).
 srun: the real-launch table with the fork harness and the floors for the same N, and its goals.
 e2e: checks every run (exit 0, one line per rank 0..W-1, world W, all-reduce sum W) and prints,
 per size and method, the time from t0 until the LAST rank was past the all-reduce (floor: had
@@ -248,8 +249,8 @@ def harness_report(paths):
                 if r is not None:
                     print("- ours >= 5x faster than %s (%s): %.2fx -> %s" % (
                         name, what, r, "MET" if r >= 5 else "NOT MET"))
-        # Against the steadiest, fastest floor of the run: whichever of the two floors has the
-        # smaller median for this figure (the pre-listening one, as a rule).
+        # Beside it, the fastest bare floor of the run: whichever of the two has the smaller
+        # median for this figure (the pre-listening one, as a rule).
         for what, mine, key in (("id", o, "id"), ("allgather", o, "ag"),
                                 ("id + preflight vs its id + allgather", op, "ag")):
             floors = [(float(r[key + "_med"]), k) for k in ("floor", "floor-prelisten")
@@ -259,8 +260,8 @@ def harness_report(paths):
             best = min(floors)[1]
             r = ratio(mine, res.get((best, big)), key)
             if r is not None:
-                print("- ours within 1.5x of the best floor, %s (%s): %.2fx -> %s" % (
-                    best, what, r, "MET" if r <= 1.5 else "NOT MET"))
+                print("- context, no goal (the authenticated floor is the goal's, above): ours / "
+                      "the best unauthenticated floor, %s (%s): %.2fx" % (best, what, r))
 
 
 
