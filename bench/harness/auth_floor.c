@@ -447,7 +447,7 @@ static int read_exact(int fd, void* p, size_t n) {
 /* This rank's hello, proven against the server's nonce `sn`; returns its length. */
 static size_t make_hello(struct rank_ctx* c, const uint8_t sn[NONCE], const uint8_t cn[NONCE],
                          uint8_t out[HELLO_MAX]) {
-    struct hello h;
+    struct hello h = {0};
     const int lw = node_size(c->job, c->node);
     h.f[0] = (uint32_t)c->rank;
     h.f[1] = (uint32_t)c->job->world;
@@ -483,7 +483,7 @@ static long hello_size(const uint8_t* b, size_t have) {
 }
 
 static void parse_hello(const uint8_t* b, struct hello* h) {
-    for (int i = 0; i < 5; ++i) h->f[i] = get32(b + 4 * i);
+    for (int i = 0; i < 5; ++i) h->f[i] = get32(b + (size_t)4 * i);
     h->tag_len = b[20];
     h->host_len = b[21];
     h->tag = b + HELLO_FIXED;
@@ -766,7 +766,7 @@ static int hello_fits(struct server* s, const struct conn* k, const struct hello
 static void on_hello(struct server* s, struct conn* k) {
     const long n = hello_size(k->buf, k->have);
     if (n == 0) return;
-    struct hello h;
+    struct hello h = {0};
     if (n > 0) parse_hello(k->buf, &h);
     if (n < 0 || (size_t)n != k->have || !hello_fits(s, k, &h)) {
         drop(s, k);

@@ -55,7 +55,8 @@ void af_local_name(const struct af_job* job, int node, char out[40]);
 int af_listen_local(const char* name);
 
 /* Runs rank `rank` of the job: 0 on success (res filled), -1 with res->why. Its sockets stay
- * open when it returns, so that no early close disturbs the ranks still working. */
+ * open when it returns, so that no early close disturbs the ranks still working, and its memory
+ * stays allocated, success or not: each rank is a forked child that exits right after. */
 int af_run_rank(const struct af_job* job, int rank, struct af_result* res);
 
 #ifdef __cplusplus
