@@ -25,6 +25,9 @@ namespace {
 // Long enough for slurmstepd to report the failed task to srun (it waits 100 ms for more tasks
 // to end first), short against the 10 s in which the other ranks must be gone.
 constexpr auto kKillDelay = std::chrono::milliseconds(500);
+// How long a failed task's report waits for the watcher to say the step was signalled: a rank
+// that exits on the step's SIGTERM can end before the watcher's note about it arrives.
+constexpr auto kSignalGrace = std::chrono::milliseconds(100);
 
 // This slurmstepd asked for the step to end already. Shared with the clones Slurm runs hooks in
 // under contain_spank (they share this memory).
@@ -103,7 +106,7 @@ void on_fail_fast_task_exit(spank_t sp, const StepOptions& opts) {
     std::uint32_t rank = 0;
     (void)spank_get_item(sp, S_TASK_GLOBAL_ID, &rank);
 
-    if (const int sig = step_signal(); sig != 0) {
+    if (const int sig = step_signal_within(kSignalGrace); sig != 0) {
         log_verbose(shutdown_end_message(rank, node_name(sp), end, sig, job_id, step_id));
         return;
     }

@@ -369,6 +369,26 @@ int step_signal() {
     return sig;
 }
 
+int step_signal_within(std::chrono::milliseconds grace) {
+    auto& s = w();
+    const auto until = Clock::now() + grace;
+    for (;;) {
+        if (const int sig = step_signal(); sig != 0 || !s.running) return sig;
+        {
+            const std::lock_guard lock(s.mu);
+            if (s.notes_closed) return 0;  // no watcher left to report anything
+        }
+        const auto left = until - Clock::now();
+        if (left <= Clock::duration::zero()) return 0;
+        // Short slices: the watch thread may take the note off the socket before this poll
+        // sees it, and then only first_signal says so.
+        pollfd p{s.to_watcher, POLLIN, 0};
+        const auto slice = std::min<Clock::duration>(left, std::chrono::milliseconds(5));
+        (void)::poll(&p, 1,
+                     static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(slice).count()));
+    }
+}
+
 bool checkpoint_signalled() {
     (void)step_signal();
     return w().checkpoint.load();

@@ -40,6 +40,12 @@ void start_watcher();
 // waiting for it to read), 0 when none.
 int step_signal();
 
+// step_signal(), giving the watcher up to `grace` to report a signal first. A task that ends
+// on a step-wide signal can be seen ending before the watcher's note arrives (the watcher has
+// read the signal and not yet written it, or has not been scheduled since); a failure's report
+// waits that long before it calls a shutdown a failure.
+int step_signal_within(std::chrono::milliseconds grace);
+
 // Whether the step got SIGUSR1 or SIGUSR2 (requeue's early signal).
 bool checkpoint_signalled();
 

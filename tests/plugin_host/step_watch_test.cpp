@@ -51,6 +51,7 @@ using sddp::plugin::run_later;
 using sddp::plugin::start_step_watch;
 using sddp::plugin::start_watcher;
 using sddp::plugin::step_signal;
+using sddp::plugin::step_signal_within;
 using sddp::plugin::stop_step_watch;
 using sddp::plugin::watcher_gone;
 
@@ -188,6 +189,30 @@ void scenario_pending() {
     stop_step_watch();
 }
 
+void scenario_grace() {
+    // A rank that exits on the step's SIGTERM can be seen ending before the watcher's note: the
+    // failure report gives the watcher a moment, and no longer than that when nothing comes.
+    Node n = start_node();
+    auto t0 = std::chrono::steady_clock::now();
+    check(step_signal_within(100ms) == 0, "no signal: none within the grace");
+    const auto waited = std::chrono::steady_clock::now() - t0;
+    check(waited >= 100ms && waited < 1000ms, "and the grace is waited once, bounded");
+    std::thread later([&] {
+        std::this_thread::sleep_for(50ms);
+        kill(n.watcher, SIGTERM);
+    });
+    t0 = std::chrono::steady_clock::now();
+    const int sig = step_signal_within(3000ms);
+    const auto took = std::chrono::steady_clock::now() - t0;
+    later.join();
+    check(sig == SIGTERM, "a SIGTERM that comes during the grace is the step's signal");
+    check(took < 2000ms, "seen when it comes, not at the end of the grace");
+    end_task(n.task0, 0);
+    end_task(n.task1, 1);
+    check(eventually([&] { return ended(n.watcher); }), "the watcher leaves after the tasks");
+    stop_step_watch();
+}
+
 void scenario_killed_with_step() {
     Node n = start_node();
     kill(n.watcher, SIGKILL);  // what a cancelled step does to every process in it
@@ -258,6 +283,7 @@ int in_slurmstepd(void (*scenario)(), const char* name) {
 int main() {
     int failures = 0;
     failures += in_slurmstepd(scenario_signals, "signals the watcher reports");
+    failures += in_slurmstepd(scenario_grace, "a signal that comes during a failure's grace");
     failures += in_slurmstepd(scenario_pending, "a signal still waiting for the watcher");
     failures += in_slurmstepd(scenario_killed_with_step, "the watcher killed with the step");
     failures += in_slurmstepd(scenario_task0_ends_last, "task 0's own process ends last");
