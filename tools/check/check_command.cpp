@@ -90,9 +90,10 @@ bool names(const CheckProblem& p, std::uint32_t rank) {
 
 // The exchange failed (a rank did not arrive, the port was taken, MASTER_ADDR did not resolve):
 // no table is possible, so each task says what it saw itself, next to the library's error.
+// `said`: this rank printed its own problems when it found them (run_check_command).
 int report_exchange_failure(const CheckArgs& a, const EnvLookup& env, const CheckRecord& mine,
-                            bool multi_node, const std::string& error) {
-    auto ps = local_problems(mine, multi_node);
+                            bool multi_node, bool said, const std::string& error) {
+    auto ps = said ? std::vector<CheckProblem>{} : local_problems(mine, multi_node);
     // Rank 0 hears which ranks never came; the step's placement says on which nodes they run.
     if (mine.rank == 0) {
         const auto missing = missing_ranks_in(error);
@@ -309,21 +310,28 @@ int run_check_command(const std::vector<std::string>& args) {
         return 1;
     }
     LocalFacts& f = *local;
+    // A rank off rank 0's node that cannot resolve MASTER_ADDR cannot join: it says why now.
+    // At its own timeout it would often be gone already: rank 0 gives up first to name the
+    // missing ranks, and fail fast ends the step half a second after that.
+    const bool said = f.multi_node && f.mine.node_rank > 0 && !f.mine.master_error.empty();
+    if (said) print(problem_lines(local_problems(f.mine, f.multi_node)), true);
     sddp_options opts;
     sddp_options_init(&opts);
     opts.no_nccl = f.nccl.run ? 0 : 1;
     opts.timeout_ms = a.timeout.count();
     sddp_handle* h = nullptr;
     if (sddp_init(&opts, &h) != SDDP_OK) {
-        return report_exchange_failure(a, env, f.mine, f.multi_node, sddp_last_error());
+        return report_exchange_failure(a, env, f.mine, f.multi_node, said, sddp_last_error());
     }
     const bool inside_nccl = f.nccl.run && run_allreduce(h, a, f.gpu);
     auto step = exchange(h, f);
-    if (!step) return report_exchange_failure(a, env, f.mine, f.multi_node, step.error().message);
+    if (!step) {
+        return report_exchange_failure(a, env, f.mine, f.multi_node, said, step.error().message);
+    }
     close_handle(h, inside_nccl, step->gpus);
     auto records = decode_records(step->records);
     if (!records) {
-        return report_exchange_failure(a, env, f.mine, f.multi_node, records.error().message);
+        return report_exchange_failure(a, env, f.mine, f.multi_node, said, records.error().message);
     }
     return report(a, env, f, *records, step->gpus);
 }
