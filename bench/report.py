@@ -228,7 +228,6 @@ def harness_report(paths):
                   "auth floor / floor (id)"],
                  [harness_floor_row(res, n) for n in ns if (ours, n) in res])
         for n in ns:
-            row = harness_floor_row(res, n)
             r = best_floor(res, n, AUTH_FLOORS, "id")
             if r is None or (ours, n) not in res:
                 continue
@@ -253,11 +252,9 @@ def harness_report(paths):
         # median for this figure (the pre-listening one, as a rule).
         for what, mine, key in (("id", o, "id"), ("allgather", o, "ag"),
                                 ("id + preflight vs its id + allgather", op, "ag")):
-            floors = [(float(r[key + "_med"]), k) for k in ("floor", "floor-prelisten")
-                      for r in [res.get((k, big))] if r and r.get("ok") != "0"]
-            if not floors:
+            best = best_floor(res, big, FLOORS, key)
+            if best is None:
                 continue
-            best = min(floors)[1]
             r = ratio(mine, res.get((best, big)), key)
             if r is not None:
                 print("- context, no goal (the authenticated floor is the goal's, above): ours / "

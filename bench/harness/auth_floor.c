@@ -59,7 +59,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -99,11 +98,15 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static double cpu_s(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
-           (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+/* The two moments the harness reports: this rank holds the id; it holds every record. */
+static void reached_id(const struct rank_ctx* c) {
+    c->res->t_id = c->job->now();
+    c->res->cpu_id = c->job->cpu();
+}
+
+static void reached_table(const struct rank_ctx* c) {
+    c->res->t_ag = c->job->now();
+    c->res->cpu_ag = c->job->cpu();
 }
 
 static int failf(struct rank_ctx* c, const char* what) {
@@ -151,6 +154,12 @@ static size_t put_label(uint8_t* p, const char* label) {
     return n;
 }
 
+static size_t put_nonces(uint8_t* p, const uint8_t first[NONCE], const uint8_t second[NONCE]) {
+    memcpy(p, first, NONCE);
+    memcpy(p + NONCE, second, NONCE);
+    return 2 * NONCE;
+}
+
 static size_t put_tag(struct rank_ctx* c, uint8_t* p) {
     p[0] = c->tag_len;
     memcpy(p + 1, c->tag, c->tag_len);
@@ -175,10 +184,7 @@ static void client_proof(struct rank_ctx* c, const uint8_t sn[NONCE], const stru
     in[n++] = h->tag_len;
     memcpy(in + n, h->tag, h->tag_len);
     n += h->tag_len;
-    memcpy(in + n, sn, NONCE);
-    n += NONCE;
-    memcpy(in + n, h->cn, NONCE);
-    n += NONCE;
+    n += put_nonces(in + n, sn, h->cn);
     for (int i = 0; i < 5; ++i, n += 4) put32(in + n, h->f[i]);
     in[n++] = h->host_len;
     memcpy(in + n, h->host, h->host_len);
@@ -194,10 +200,7 @@ static void server_proof(struct rank_ctx* c, const uint8_t cn[NONCE], const uint
     uint8_t in[16 + 1 + MAX_TAG + 2 * NONCE + 8 + 1 + MAX_HOST + SHA256_DIGEST_SIZE];
     size_t n = put_label(in, id_digest ? "af server" : "af welcome");
     n += put_tag(c, in + n);
-    memcpy(in + n, cn, NONCE);
-    n += NONCE;
-    memcpy(in + n, sn, NONCE);
-    n += NONCE;
+    n += put_nonces(in + n, cn, sn);
     put32(in + n, client_rank);
     put32(in + n + 4, server_rank);
     n += 8;
@@ -211,15 +214,13 @@ static void server_proof(struct rank_ctx* c, const uint8_t cn[NONCE], const uint
     mac(c, in, n, out);
 }
 
-/* A message under one link's nonces: "af id" over the id's digest, "af node" over nothing. */
+/* A message under one link's nonces: "af id" over the id's digest, "af down" over the table's
+ * (computed once however many children get it), "af node" over nothing. */
 static void link_mac(struct rank_ctx* c, const char* label, const uint8_t cn[NONCE],
                      const uint8_t sn[NONCE], const uint8_t* digest, uint8_t out[MAC]) {
     uint8_t in[8 + 2 * NONCE + SHA256_DIGEST_SIZE];
     size_t n = put_label(in, label);
-    memcpy(in + n, cn, NONCE);
-    n += NONCE;
-    memcpy(in + n, sn, NONCE);
-    n += NONCE;
+    n += put_nonces(in + n, cn, sn);
     if (digest) {
         memcpy(in + n, digest, SHA256_DIGEST_SIZE);
         n += SHA256_DIGEST_SIZE;
@@ -232,27 +233,10 @@ static void up_mac(struct rank_ctx* c, const uint8_t cn[NONCE], const uint8_t sn
                    const uint8_t* msg, size_t len, uint8_t out[MAC]) {
     uint8_t head[8 + 2 * NONCE];
     size_t n = put_label(head, "af up");
-    memcpy(head + n, cn, NONCE);
-    n += NONCE;
-    memcpy(head + n, sn, NONCE);
-    n += NONCE;
+    n += put_nonces(head + n, cn, sn);
     hmac_sha256_update(&c->key, n, head);
     hmac_sha256_update(&c->key, len, msg);
     hmac_sha256_digest(&c->key, MAC, out);
-}
-
-/* The table coming down: its digest, computed once, under each link's nonces. */
-static void down_mac(struct rank_ctx* c, const uint8_t cn[NONCE], const uint8_t sn[NONCE],
-                     const uint8_t digest[SHA256_DIGEST_SIZE], uint8_t out[MAC]) {
-    uint8_t in[8 + 2 * NONCE + SHA256_DIGEST_SIZE];
-    size_t n = put_label(in, "af down");
-    memcpy(in + n, cn, NONCE);
-    n += NONCE;
-    memcpy(in + n, sn, NONCE);
-    n += NONCE;
-    memcpy(in + n, digest, SHA256_DIGEST_SIZE);
-    n += SHA256_DIGEST_SIZE;
-    mac(c, in, n, out);
 }
 
 static void sha256_of(const uint8_t* p, size_t n, uint8_t out[SHA256_DIGEST_SIZE]) {
@@ -604,7 +588,7 @@ static int read_down(struct rank_ctx* c, int fd, const uint8_t cn[NONCE], const 
     if (read_exact(fd, table, table_bytes) != 0 || read_exact(fd, got, MAC) != 0)
         return failf(c, "read table");
     sha256_of(table, table_bytes, digest);
-    down_mac(c, cn, sn, digest, want);
+    link_mac(c, "af down", cn, sn, digest, want);
     errno = 0;
     if (!memeql_sec(want, got, MAC)) return failf(c, "the table's MAC does not verify");
     return 0;
@@ -614,8 +598,7 @@ static int run_client(struct rank_ctx* c, int local) {
     int fd = -1;
     uint8_t cn[NONCE], sn[NONCE];
     if (join_as_client(c, local, &fd, cn, sn) != 0) return -1;
-    c->res->t_id = now_s();
-    c->res->cpu_id = cpu_s();
+    reached_id(c);
     uint8_t up[4 + UP_ITEM + MAC];
     put32(up, 1);
     put32(up + 4, (uint32_t)c->rank);
@@ -626,8 +609,7 @@ static int run_client(struct rank_ctx* c, int local) {
     c->res->table = malloc(tb);
     if (!c->res->table) return failf(c, "malloc");
     if (read_down(c, fd, cn, sn, c->res->table, tb) != 0) return -1;
-    c->res->t_ag = now_s();
-    c->res->cpu_ag = cpu_s();
+    reached_table(c);
     return 0;
 }
 
@@ -907,7 +889,7 @@ static int send_down(struct server* s, const uint8_t digest[SHA256_DIGEST_SIZE])
         struct conn* k = &s->conns[i];
         if (k->state != C_UP) continue;
         uint8_t m[MAC];
-        down_mac(s->c, k->cn, k->sn, digest, m);
+        link_mac(s->c, "af down", k->cn, k->sn, digest, m);
         if (writev_all(k->fd, s->table, tb, m, MAC) != 0) return failf(s->c, "write table");
     }
     return 0;
@@ -998,8 +980,7 @@ static int run_server(struct rank_ctx* c) {
         if (!id_done) {
             if (id_step(&s, leader, &id_done) != 0) return -1;
             if (id_done) {
-                c->res->t_id = now_s();
-                c->res->cpu_id = cpu_s();
+                reached_id(c);
             }
         }
         if (id_done && s.records_got == s.records_expected) {
@@ -1049,14 +1030,13 @@ static int run_server(struct rank_ctx* c) {
                     if (down_have == tb + MAC) {
                         uint8_t digest[SHA256_DIGEST_SIZE], want[MAC];
                         sha256_of(s.down, tb, digest);
-                        down_mac(c, s.pcn, s.psn, digest, want);
+                        link_mac(c, "af down", s.pcn, s.psn, digest, want);
                         errno = 0;
                         if (!memeql_sec(want, s.down + tb, MAC))
                             return failf(c, "rank 0's table does not verify");
                         memcpy(s.table, s.down, tb);
                         if (send_down(&s, digest) != 0) return -1;
-                        c->res->t_ag = now_s();
-                        c->res->cpu_ag = cpu_s();
+                        reached_table(c);
                         return 0;
                     }
                 } else if (s.pstate == P_HAVE_ID || s.pstate == P_WELCOMED) {
@@ -1076,8 +1056,7 @@ static int run_server(struct rank_ctx* c) {
     uint8_t digest[SHA256_DIGEST_SIZE];
     sha256_of(s.table, tb, digest);
     if (send_down(&s, digest) != 0) return -1;
-    c->res->t_ag = now_s();
-    c->res->cpu_ag = cpu_s();
+    reached_table(c);
     return 0;
 }
 

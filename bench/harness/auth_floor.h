@@ -37,6 +37,10 @@ struct af_job {
     /* The id rank 0 hands out and each rank's record, as the harness checks them. */
     const uint8_t* id;
     void (*record_of)(int rank, uint8_t out[AF_RECORD_BYTES]);
+    /* The harness's clocks, so that the floor's times are read exactly as ours are: wall time
+     * and this process's CPU, in seconds. */
+    double (*now)(void);
+    double (*cpu)(void);
 };
 
 struct af_result {

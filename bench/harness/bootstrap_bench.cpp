@@ -400,6 +400,8 @@ void run_auth_floor(const AuthJob& a, int rank, Slot& slot) {
     job.barrier = a.barrier ? 1 : 0;
     job.id = id;
     job.record_of = record_of;
+    job.now = now_s;
+    job.cpu = cpu_s;
     af_result r{};
     if (af_run_rank(&job, rank, &r) != 0) return fail(slot, r.why);
     slot.t_id = r.t_id;
