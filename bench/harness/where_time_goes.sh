@@ -72,7 +72,7 @@ for variant in ours-2level $FLOORS; do
         total=$(sed -n 's/^totals: //p' "$f")
         [[ ${total:-0} == 0 ]] && continue
         nettle=$(callgrind_annotate "$f" 2>/dev/null |
-            awk '/nettle/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
+            awk '!/=>/ && /nettle/ { gsub(",", "", $1); s += $1 } END { print s + 0 }')
         echo "$total $nettle"
     done | sort -n | awk -v v="$variant" '
         { t[NR] = $1; c[NR] = $2 }
