@@ -23,6 +23,9 @@ namespace sddp {
 // measured 90 us on two shared cores, rounded up (bench/model/scale_model.py calibrates it).
 inline constexpr std::chrono::microseconds kAdmitCost{100};
 
+// The smallest batch: the first this many leaders never wait, whatever the backlog.
+inline constexpr std::uint32_t kMinJoinBatch = 16;
+
 // The delay before the leader with index `node_rank` among its parent's children (in a star:
 // its node rank) first connects, given the parent's accept backlog.
 // Zero for the first batch; nondecreasing in node_rank; the last leader of N waits about

@@ -23,25 +23,30 @@ wire::Mac frame_mac(const HmacKey& key, std::uint8_t label, std::uint64_t seq,
     return h.finish();
 }
 
-// A frame sent to thousands of children is hashed once: the loop queues it to them one after
-// the other, so remembering the last frame is enough. A weak pointer, so that a new frame at a
-// freed one's address is never mistaken for it.
-const Digest& digest_of(const std::shared_ptr<const Bytes>& frame) {
-    thread_local std::weak_ptr<const Bytes> last;
-    thread_local Digest digest{};
-    if (last.lock() != frame) {
-        digest = sha256(std::span<const std::uint8_t>(*frame));
-        last = frame;
-    }
-    return digest;
-}
-
 }  // namespace
+
+const Digest& FrameDigests::of(const std::shared_ptr<const Bytes>& frame) {
+    if (last_.lock() != frame) {
+        digest_ = sha256(std::span<const std::uint8_t>(*frame));
+        last_ = frame;
+    }
+    return digest_;
+}
 
 void Connection::seal(const wire::Mac& session_key, bool client) {
     key_.emplace(std::span<const std::uint8_t>(session_key.data(), session_key.size()));
     send_label_ = client ? 'c' : 's';
     recv_label_ = client ? 's' : 'c';
+}
+
+std::size_t Connection::rest_of_frame() const {
+    const std::size_t held = in_.size() - in_pos_;
+    if (held < wire::kHeaderSize) return 0;
+    const std::uint8_t* len = in_.data() + in_pos_ + wire::kHeaderSize - 4;
+    const std::size_t whole = wire::kHeaderSize + (sealed() ? wire::kMacSize : 0) +
+                              ((std::size_t{len[0]} << 24) | (std::size_t{len[1]} << 16) |
+                               (std::size_t{len[2]} << 8) | std::size_t{len[3]});
+    return whole > held ? whole - held : 0;
 }
 
 void Connection::read_available(std::size_t max_buffered) {
@@ -59,15 +64,31 @@ void Connection::read_available(std::size_t max_buffered) {
         const std::size_t room = std::min<std::size_t>(max_buffered - std::min(held, max_buffered),
                                                        std::size_t{1} << 20);
         if (room == 0) return;
-        std::uint8_t buf[65536];
-        const ssize_t n = ::recv(fd_.get(), buf, std::min(sizeof buf, room), 0);
+        // The rest of a large frame whose header is in goes straight into the buffer, sized
+        // for it (one copy, and next_frame can hand the buffer on); anything else through a
+        // page of stack, which a fresh process has touched already.
+        const std::size_t rest = std::min(rest_of_frame(), room);
+        std::size_t asked = 0;
+        ssize_t n = 0;
+        if (rest >= kDirectReceive) {
+            const std::size_t at = in_.size();
+            in_.resize(at + rest);
+            asked = rest;
+            n = ::recv(fd_.get(), in_.data() + at, asked, 0);
+            in_.resize(at + (n > 0 ? static_cast<std::size_t>(n) : 0));
+        } else {
+            std::uint8_t buf[kDirectReceive];
+            asked = std::min(sizeof buf, room);
+            n = ::recv(fd_.get(), buf, asked, 0);
+            if (n > 0) in_.insert(in_.end(), buf, buf + n);
+        }
         if (n > 0) {
-            in_.insert(in_.end(), buf, buf + n);
             if (in_.size() - in_pos_ >= (std::size_t{1} << 20)) return;
-            // A short read drained the socket: asking again would only return EAGAIN, one
-            // system call per message on every rank. Level-triggered epoll (or the caller's
-            // poll) reports what arrives later, and a pending EOF, on the next turn.
-            if (static_cast<std::size_t>(n) < std::min(sizeof buf, room)) return;
+            // A short read drained the socket, and a large frame read whole is a frame to
+            // handle: asking again would mostly return EAGAIN, one system call per message on
+            // every rank. Level-triggered epoll (or the caller's poll) reports what arrives
+            // later, and a pending EOF, on the next turn.
+            if (static_cast<std::size_t>(n) < asked || rest >= kDirectReceive) return;
             continue;
         }
         if (n == 0) {
@@ -88,13 +109,9 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
     if (!frame) return std::optional<OwnedFrame>();
     const std::size_t trailer = sealed() ? wire::kMacSize : 0;
     if (avail.size() < frame->size + trailer) return std::optional<OwnedFrame>();
-    OwnedFrame out;
-    out.type = frame->type;
-    out.raw = std::make_shared<const Bytes>(
-        avail.begin(), avail.begin() + static_cast<std::ptrdiff_t>(frame->size));
+    const std::span<const std::uint8_t> bytes = avail.first(frame->size);
     if (sealed()) {
-        const wire::Mac want = frame_mac(*key_, recv_label_, received_++,
-                                         sha256(std::span<const std::uint8_t>(*out.raw)));
+        const wire::Mac want = frame_mac(*key_, recv_label_, received_++, sha256(bytes));
         if (!constant_time_equal(want, avail.subspan(frame->size, wire::kMacSize))) {
             return make_error(Errc::protocol,
                               "a message failed its authentication check (bad MAC): something "
@@ -102,6 +119,16 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
                               "traffic");
         }
     }
+    OwnedFrame out;
+    out.type = frame->type;
+    if (in_pos_ == 0 && in_.size() == frame->size + trailer && frame->size >= kDirectReceive) {
+        // A large frame that is all the buffer holds: hand the buffer on instead of a copy.
+        in_.resize(frame->size);
+        out.raw = std::make_shared<const Bytes>(std::move(in_));
+        in_ = Bytes();
+        return std::optional<OwnedFrame>(std::move(out));
+    }
+    out.raw = std::make_shared<const Bytes>(bytes.begin(), bytes.end());
     in_pos_ += frame->size + trailer;
     if (in_pos_ == in_.size()) {
         in_.clear();
@@ -110,15 +137,18 @@ Result<std::optional<OwnedFrame>> Connection::next_frame(std::uint32_t max_paylo
     return std::optional<OwnedFrame>(std::move(out));
 }
 
-void Connection::send(std::shared_ptr<const Bytes> frame) {
+void Connection::send(std::shared_ptr<const Bytes> frame, FrameDigests* digests) {
     if (broken_ || !fd_.valid() || frame->empty()) return;
     if (sealed()) {
-        const wire::Mac mac = frame_mac(*key_, send_label_, sent_++, digest_of(frame));
-        out_.push_back(Chunk{std::move(frame), 0});
-        out_.push_back(Chunk{std::make_shared<const Bytes>(mac.begin(), mac.end()), 0});
+        const wire::Mac mac =
+            frame_mac(*key_, send_label_, sent_++,
+                      digests != nullptr ? digests->of(frame)
+                                         : sha256(std::span<const std::uint8_t>(*frame)));
+        out_.push_back(Chunk{std::move(frame), {}, 0});
+        out_.push_back(Chunk{nullptr, mac, 0});
         return;
     }
-    out_.push_back(Chunk{std::move(frame), 0});
+    out_.push_back(Chunk{std::move(frame), {}, 0});
 }
 
 void Connection::flush() {
@@ -129,8 +159,9 @@ void Connection::flush() {
         iovec iov[kMaxIov];
         std::size_t count = 0;
         for (auto it = out_.begin(); it != out_.end() && count < kMaxIov; ++it, ++count) {
-            iov[count].iov_base = const_cast<std::uint8_t*>(it->bytes->data() + it->offset);
-            iov[count].iov_len = it->bytes->size() - it->offset;
+            const std::span<const std::uint8_t> left = it->left();
+            iov[count].iov_base = const_cast<std::uint8_t*>(left.data());
+            iov[count].iov_len = left.size();
         }
         msghdr msg{};
         msg.msg_iov = iov;
@@ -140,7 +171,7 @@ void Connection::flush() {
             auto left = static_cast<std::size_t>(n);
             while (left > 0) {
                 Chunk& c = out_.front();
-                const std::size_t rest = c.bytes->size() - c.offset;
+                const std::size_t rest = c.left().size();
                 if (left < rest) {
                     c.offset += left;
                     break;

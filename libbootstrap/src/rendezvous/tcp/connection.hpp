@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
@@ -18,6 +17,7 @@
 #include "core/base/result.hpp"
 #include "os/hmac_sha256.hpp"
 #include "rendezvous/protocol/wire.hpp"
+#include "rendezvous/tcp/fifo.hpp"
 #include "rendezvous/tcp/socket.hpp"
 
 namespace sddp::tcp {
@@ -29,6 +29,18 @@ struct OwnedFrame {
     std::span<const std::uint8_t> payload() const {
         return std::span<const std::uint8_t>(*raw).subspan(wire::kHeaderSize);
     }
+};
+
+// The SHA-256 of the last frame asked about. One frame sent to thousands of children goes out one
+// send after the other, so remembering the last is enough to hash it once. A weak pointer, so
+// that a new frame at a freed one's address is never mistaken for it.
+class FrameDigests {
+  public:
+    const Digest& of(const std::shared_ptr<const Bytes>& frame);
+
+  private:
+    std::weak_ptr<const Bytes> last_;
+    Digest digest_{};
 };
 
 class Connection {
@@ -45,7 +57,9 @@ class Connection {
     // The next whole frame, nullopt if incomplete, Errc::protocol if the bytes are not ours.
     Result<std::optional<OwnedFrame>> next_frame(std::uint32_t max_payload);
 
-    void send(std::shared_ptr<const Bytes> frame);
+    // `digests`: where a frame sent to many peers is hashed once for their MACs (none: hashed
+    // here).
+    void send(std::shared_ptr<const Bytes> frame, FrameDigests* digests = nullptr);
     void send(Bytes frame) { send(std::make_shared<const Bytes>(std::move(frame))); }
     // Writes queued bytes until the socket would block; a failed write sets broken().
     void flush();
@@ -66,16 +80,29 @@ class Connection {
     void close() { fd_.reset(); }
 
   private:
+    // Frames from this size on are received straight into in_ and handed on without a copy.
+    static constexpr std::size_t kDirectReceive = 4096;
+    // How many bytes the frame whose header is buffered still lacks (its MAC included); 0 when
+    // no header is buffered, or the frame is whole.
+    std::size_t rest_of_frame() const;
+
+    // A queued frame, or (bytes null) the MAC that follows a frame, kept inline.
     struct Chunk {
         std::shared_ptr<const Bytes> bytes;
+        wire::Mac mac{};
         std::size_t offset = 0;
+        std::span<const std::uint8_t> left() const {
+            const std::span<const std::uint8_t> all =
+                bytes ? std::span<const std::uint8_t>(*bytes) : std::span<const std::uint8_t>(mac);
+            return all.subspan(offset);
+        }
     };
 
     Fd fd_;
     std::string addr_;
     Bytes in_;
     std::size_t in_pos_ = 0;
-    std::deque<Chunk> out_;
+    Fifo<Chunk> out_;
     bool eof_ = false;
     bool broken_ = false;
     std::optional<HmacKey> key_;  // the session key, set up once for every frame's MAC

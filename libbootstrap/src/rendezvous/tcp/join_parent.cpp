@@ -299,7 +299,9 @@ Result<ParentLink> join_parent(const ParentTarget& target, const RendezvousConfi
     // the listener is gone with its process: say so now rather than retry to the timeout.
     bool reached_leader = false;
     std::optional<Error> unproven_answer;
-    if (!target.local) {
+    // The first kMinJoinBatch leaders never wait, whatever the backlog: only a later one reads
+    // it.
+    if (!target.local && target.pace_index >= kMinJoinBatch) {
         const auto pace = join_delay(target.pace_index, accept_backlog());
         if (pace.count() > 0) {
             std::this_thread::sleep_for(std::min<Clock::duration>(pace, deadline - start));

@@ -5,12 +5,12 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "rendezvous/protocol/wire.hpp"
 #include "rendezvous/tcp/connection.hpp"
+#include "rendezvous/tcp/fifo.hpp"
 #include "rendezvous/tcp/socket.hpp"
 #include "rendezvous/transport.hpp"
 
@@ -55,7 +55,7 @@ struct Link {
     int local_world_size = 1;
     int node_rank = 0;
     std::string host;  // as the peer said, made printable
-    std::deque<OwnedFrame> inbox;
+    Fifo<OwnedFrame> inbox;
     Link(std::uint64_t i, Connection c) : id(i), conn(std::move(c)) {}
 };
 

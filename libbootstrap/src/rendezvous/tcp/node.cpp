@@ -184,7 +184,7 @@ void Node::remove_link(std::uint64_t id) {
 }
 
 void Node::send_to(Link& link, std::shared_ptr<const Bytes> frame) {
-    link.conn.send(std::move(frame));
+    link.conn.send(std::move(frame), &digests_);
     link.conn.flush();
     update_interest(link);
 }
@@ -310,7 +310,7 @@ Error Node::fail(Error e, const Link* from) {
     std::vector<Link*> targets;
     for (auto& [id, link] : links_) {
         if (link.get() == from || link->kind == LinkKind::pending || link->conn.broken()) continue;
-        link->conn.send(abort_frame);
+        link->conn.send(abort_frame, &digests_);
         link->conn.flush();
         targets.push_back(link.get());
     }

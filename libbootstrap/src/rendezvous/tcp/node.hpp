@@ -106,6 +106,7 @@ class Node final : public Transport, private TreeLinks, private JoinLinks {
     Link* parent_ = nullptr;
     std::vector<Link*> children_;
     std::vector<std::uint64_t> touched_;
+    FrameDigests digests_;  // a frame fanned out to every child is hashed once
     std::optional<Error> failed_;
 
     Join join_{place_, *this};
