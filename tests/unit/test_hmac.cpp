@@ -116,6 +116,24 @@ TEST(HmacKey, EachStartIsAFreshMacWithTheKey) {
     }
 }
 
+// mac() over parts is the MAC of their concatenation under the key, as often as it is asked,
+// and leaves the key as it found it.
+TEST(HmacKey, MacOfPartsIsTheMacOfTheirConcatenation) {
+    for (const HmacCase& c : rfc4231_cases()) {
+        const HmacKey key(bytes(c.key));
+        const std::span<const std::uint8_t> all = bytes(c.data);
+        const std::size_t cut = all.size() / 3;
+        for (int round = 0; round < 2; ++round) {
+            EXPECT_EQ(hex(key.mac({all})), c.mac_hex) << c.mac_hex;
+            EXPECT_EQ(hex(key.mac({all.first(cut), {}, all.subspan(cut)})), c.mac_hex)
+                << c.mac_hex << " in parts, round " << round;
+        }
+        HmacSha256 h = key.start();
+        h.update(bytes(c.data));
+        EXPECT_EQ(hex(h.finish()), c.mac_hex) << "start() after mac()";
+    }
+}
+
 // The rendezvous keys the step secret, text, once; keys longer than a block (RFC 4231's 131-byte
 // cases) are hashed first, as with bytes.
 TEST(HmacKey, FromTextIsTheSameKeyAsFromBytes) {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <span>
 #include <string>
@@ -110,6 +111,9 @@ class HmacKey {
     HmacKey(HmacKey&&) noexcept;
     HmacKey& operator=(HmacKey&&) noexcept;
     HmacSha256 start() const;
+    // The MAC of `parts` in order, as start(), an update() each and finish() give it, with no
+    // context allocated for it (a connection signs and checks every frame with this).
+    Digest mac(std::initializer_list<std::span<const std::uint8_t>> parts) const;
 
   private:
     HmacSha256 keyed_;  // never updated or finished: the template start() copies

@@ -76,9 +76,12 @@ Digest Sha256::finish() {
 }
 
 Digest sha256(std::span<const std::uint8_t> data) {
-    Sha256 h;
-    h.update(data);
-    return h.finish();
+    sha256_ctx ctx{};  // on the stack: every frame's MAC starts with this digest
+    sha256_init(&ctx);
+    sha256_update(&ctx, data.size(), data.data());
+    Digest out{};
+    sha256_digest(&ctx, out.size(), out.data());
+    return out;
 }
 
 Digest sha256(std::string_view data) {
@@ -126,6 +129,15 @@ HmacKey& HmacKey::operator=(HmacKey&&) noexcept = default;
 
 HmacSha256 HmacKey::start() const {
     return HmacSha256(std::make_unique<HmacSha256::State>(*keyed_.state_));
+}
+
+Digest HmacKey::mac(std::initializer_list<std::span<const std::uint8_t>> parts) const {
+    hmac_sha256_ctx ctx = keyed_.state_->ctx;
+    for (const std::span<const std::uint8_t> part : parts)
+        hmac_sha256_update(&ctx, part.size(), part.data());
+    Digest out{};
+    hmac_sha256_digest(&ctx, out.size(), out.data());
+    return out;
 }
 
 Digest hmac_sha256(std::string_view key, std::span<const std::uint8_t> data) {

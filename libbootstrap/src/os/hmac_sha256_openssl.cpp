@@ -255,6 +255,12 @@ HmacSha256 HmacKey::start() const {
     return HmacSha256(std::move(copy));
 }
 
+Digest HmacKey::mac(std::initializer_list<std::span<const std::uint8_t>> parts) const {
+    HmacSha256 h = start();
+    for (const std::span<const std::uint8_t> part : parts) h.update(part);
+    return h.finish();
+}
+
 Digest hmac_sha256(std::string_view key, std::span<const std::uint8_t> data) {
     HmacSha256 h(key);
     h.update(data);

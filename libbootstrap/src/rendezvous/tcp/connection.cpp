@@ -15,12 +15,9 @@ namespace {
 
 wire::Mac frame_mac(const HmacKey& key, std::uint8_t label, std::uint64_t seq,
                     const Digest& frame_digest) {
-    HmacSha256 h = key.start();
     std::uint8_t head[9] = {label};
     for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(seq >> (56 - 8 * i));
-    h.update(std::span<const std::uint8_t>(head, sizeof head));
-    h.update(frame_digest);
-    return h.finish();
+    return key.mac({std::span<const std::uint8_t>(head, sizeof head), frame_digest});
 }
 
 }  // namespace
