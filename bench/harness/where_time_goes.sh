@@ -13,8 +13,9 @@
 #     Valgrind hides SHA-NI, so Nettle runs its portable SHA-256 there; the native cost of one
 #     64-byte block is printed beside it.
 #   bash bench/harness/where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH]
-# Env: NS="64 256 1024" REPS=3 CG_N=64 FLOORS="floor-prelisten" (the floors measured beside ours,
-# e.g. FLOORS="authfloor-tree floor-prelisten"). Needs perf (root, for the syscall tracepoints) and
+# Env: NS="64 256 1024" REPS=3 CG_N=64 ROUNDS=1 FLOORS="floor-prelisten" (the floors measured
+# beside ours, e.g. FLOORS="authfloor-tree floor-prelisten"; ROUNDS > 1 takes turns and adds the
+# medians). Needs perf (root, for the syscall tracepoints) and
 # valgrind; prints a raw file (header from bench/lib/raw_header.sh) on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -23,11 +24,12 @@ OTHER=${2:-}
 NS=${NS:-64 256 1024}
 REPS=${REPS:-3}
 CG_N=${CG_N:-64}
+ROUNDS=${ROUNDS:-1}
 FLOORS=${FLOORS:-floor-prelisten}
 BENCH=$BUILD/bench/bootstrap_bench
 # shellcheck source=bench/lib/raw_header.sh
 source "$ROOT/bench/lib/raw_header.sh"
-raw_header "bash bench/harness/where_time_goes.sh $* (NS=\"$NS\" REPS=$REPS CG_N=$CG_N FLOORS=\"$FLOORS\")"
+raw_header "bash bench/harness/where_time_goes.sh $* (NS=\"$NS\" REPS=$REPS CG_N=$CG_N ROUNDS=$ROUNDS FLOORS=\"$FLOORS\")"
 # Both binaries bind their symbols at start either way (bootstrap_bench re-executes itself so).
 export LD_BIND_NOW=1
 events=context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_connect
@@ -50,12 +52,30 @@ per_process() {  # label binary variant n
         }' <<<"$out"
 }
 
-echo "# per process (children and the parent's share), medians of id in ms from the same runs"
-for n in $NS; do
-    per_process ours "$BENCH" ours-2level "$n"
-    [[ -n $OTHER ]] && per_process other "$OTHER" ours-2level "$n"
-    for f in $FLOORS; do per_process "$f" "$BENCH" "$f" "$n"; done
-done
+echo "# per process (children and the parent's share), medians of id in ms from the same runs;"
+echo "# ROUNDS=$ROUNDS rounds, each running every binary and floor in turn (a machine whose speed"
+echo "# drifts weighs on all alike); PERPROC_MEDIAN: the median of each figure over the rounds"
+perproc=$(
+    for n in $NS; do
+        for ((round = 1; round <= ROUNDS; round++)); do
+            per_process ours "$BENCH" ours-2level "$n"
+            [[ -n $OTHER ]] && per_process other "$OTHER" ours-2level "$n"
+            for f in $FLOORS; do per_process "$f" "$BENCH" "$f" "$n"; done
+        done
+    done
+)
+echo "$perproc"
+[[ $ROUNDS -gt 1 ]] && python3 -c '
+import collections, statistics, sys
+rows = collections.defaultdict(list)
+for line in sys.stdin:
+    f = dict(x.split("=", 1) for x in line.split()[1:])
+    rows[(f.pop("label"), f.pop("n"))].append(f)
+for (label, n), runs in rows.items():
+    med = {k: statistics.median(float(r[k]) for r in runs) for k in runs[0]}
+    print("PERPROC_MEDIAN label=%s n=%s rounds=%d " % (label, n, len(runs)) +
+          " ".join("%s=%.3g" % (k, v) for k, v in med.items()))
+' <<<"$perproc"
 
 echo "# callgrind, N = $CG_N: user-space instructions per rank from the start to holding the id"
 echo "# (the floors: their whole rank, id and all-gather)"
