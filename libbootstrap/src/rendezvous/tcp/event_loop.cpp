@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 
 namespace sddp::tcp {
 
@@ -28,37 +27,36 @@ void EventLoop::close() {
 }
 
 bool EventLoop::add(int fd, std::uint32_t events, std::uint64_t id) {
-    return set(fd, events, id);
+    return set(fd, events, id, true);
 }
 
 void EventLoop::remove(int fd) {
-    (void)set(fd, 0, 0);
+    (void)set(fd, 0, 0, false);
 }
 
 void EventLoop::watch(int fd, std::uint64_t id, std::uint32_t& registered, std::uint32_t want) {
     if (want == registered) return;
     if (registered & EPOLLOUT) --writers_;
     if (want & EPOLLOUT) ++writers_;
-    (void)set(fd, want, id);
+    (void)set(fd, want, id, registered == 0);
     registered = want;
 }
 
 void EventLoop::unwatch(int fd, std::uint32_t& registered) {
     if (registered == 0) return;
     if (registered & EPOLLOUT) --writers_;
-    (void)set(fd, 0, 0);
+    (void)set(fd, 0, 0, false);
     registered = 0;
 }
 
-bool EventLoop::set(int fd, std::uint32_t events, std::uint64_t id) {
+bool EventLoop::set(int fd, std::uint32_t events, std::uint64_t id, bool added) {
     if (!open_ || fd < 0) return false;
     if (epoll_.valid()) {
         epoll_event ev{};
         ev.events = events;
         ev.data.u64 = id;
-        if (events == 0) return ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, fd, nullptr) == 0;
-        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_MOD, fd, &ev) == 0) return true;
-        return errno == ENOENT && ::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) == 0;
+        const int op = events == 0 ? EPOLL_CTL_DEL : added ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+        return ::epoll_ctl(epoll_.get(), op, fd, &ev) == 0;
     }
     // A descriptor number registered again was closed and reused (epoll would have dropped the
     // old registration at the close): the new registration replaces it.
@@ -73,7 +71,7 @@ bool EventLoop::set(int fd, std::uint32_t events, std::uint64_t id) {
         return true;
     }
     if (polled_.size() == kPollLimit && !move_to_epoll()) return false;
-    if (epoll_.valid()) return set(fd, events, id);
+    if (epoll_.valid()) return set(fd, events, id, true);
     polled_.push_back(Registration{fd, events, id});
     return true;
 }
@@ -121,7 +119,7 @@ std::span<const EventLoop::Ready> EventLoop::poll_wait(Clock::time_point until,
             const auto revents = static_cast<std::uint16_t>(fds[i].revents);
             if (revents & POLLNVAL) {
                 // Closed while registered: dropped, as epoll would have, and not reported.
-                (void)set(fds[i].fd, 0, 0);
+                (void)set(fds[i].fd, 0, 0, false);
                 dropped = true;
             } else if (revents != 0) {
                 room[ready++] = Ready{ids[i], revents};

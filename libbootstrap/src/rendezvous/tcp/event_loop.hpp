@@ -57,8 +57,9 @@ class EventLoop {
         std::uint32_t events = 0;
         std::uint64_t id = 0;
     };
-    // Registers, changes (events != 0) or drops (events == 0) `fd`; false if epoll refused.
-    bool set(int fd, std::uint32_t events, std::uint64_t id);
+    // Registers (`added`: not registered yet), changes (events != 0) or drops (events == 0)
+    // `fd`; false if epoll refused.
+    bool set(int fd, std::uint32_t events, std::uint64_t id, bool added);
     bool move_to_epoll();
     std::span<const Ready> poll_wait(Clock::time_point until, std::span<Ready> room);
 
