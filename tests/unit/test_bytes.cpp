@@ -32,6 +32,8 @@ TEST(BigEndian, WritesNetworkByteOrder) {
     put_be32(b, 0x03040506u);
     put_be64(b, 0x0708090a0b0c0d0eull);
     EXPECT_EQ(to_hex(b), "0102030405060708090a0b0c0d0e");
+    EXPECT_EQ(to_hex(be32(0x03040506u)), "03040506");
+    EXPECT_EQ(to_hex(be64(0x0708090a0b0c0d0eull)), "0708090a0b0c0d0e");
 }
 
 TEST(RandomBytes, LengthAndVariety) {

@@ -340,5 +340,16 @@ TEST(RankList, CompactRanges) {
     EXPECT_EQ(tcp::format_rank_list({0, 2, 4, 6}, 2), "0,2,... (2 more)");
 }
 
+// What a receiver learns from a header before the payload is in: the declared length, and
+// nothing until the header is whole.
+TEST(Wire, DeclaredPayloadFromTheHeaderAlone) {
+    const Bytes frame = encode_challenge(Challenge{});
+    const std::span<const std::uint8_t> all(frame);
+    EXPECT_FALSE(declared_payload(all.first(kHeaderSize - 1)).has_value());
+    ASSERT_TRUE(declared_payload(all.first(kHeaderSize)).has_value());
+    EXPECT_EQ(*declared_payload(all.first(kHeaderSize)), kNonceSize);
+    EXPECT_EQ(*declared_payload(all), frame.size() - kHeaderSize);
+}
+
 }  // namespace
 }  // namespace sddp::wire

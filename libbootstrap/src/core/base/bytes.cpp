@@ -43,14 +43,28 @@ void put_be16(Bytes& out, std::uint16_t v) {
     out.push_back(static_cast<std::uint8_t>(v));
 }
 
+std::array<std::uint8_t, 4> be32(std::uint32_t v) {
+    std::array<std::uint8_t, 4> out{};
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<std::uint8_t>(v >> (24 - 8 * i));
+    return out;
+}
+
+std::array<std::uint8_t, 8> be64(std::uint64_t v) {
+    std::array<std::uint8_t, 8> out{};
+    for (std::size_t i = 0; i < out.size(); ++i)
+        out[i] = static_cast<std::uint8_t>(v >> (56 - 8 * i));
+    return out;
+}
+
 void put_be32(Bytes& out, std::uint32_t v) {
-    for (int shift = 24; shift >= 0; shift -= 8)
-        out.push_back(static_cast<std::uint8_t>(v >> shift));
+    const auto b = be32(v);
+    out.insert(out.end(), b.begin(), b.end());
 }
 
 void put_be64(Bytes& out, std::uint64_t v) {
-    for (int shift = 56; shift >= 0; shift -= 8)
-        out.push_back(static_cast<std::uint8_t>(v >> shift));
+    const auto b = be64(v);
+    out.insert(out.end(), b.begin(), b.end());
 }
 
 }  // namespace sddp

@@ -3,6 +3,7 @@
 // wire or into a MAC (records of such fields, and reading them back: field_codec.hpp).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,6 +25,10 @@ int hex_digit(char c);
 
 // Hex (either case, even length) to bytes; nullopt on any other character or an odd length.
 std::optional<Bytes> from_hex(std::string_view hex);
+
+// `v` in network byte order, as a value: for input to a hash or MAC, where no Bytes need exist.
+std::array<std::uint8_t, 4> be32(std::uint32_t v);
+std::array<std::uint8_t, 8> be64(std::uint64_t v);
 
 // Appends `v` in network byte order.
 void put_be16(Bytes& out, std::uint16_t v);

@@ -125,6 +125,11 @@ std::string_view op_name(Op op) {
     return "unknown";
 }
 
+std::optional<std::uint32_t> declared_payload(std::span<const std::uint8_t> buf) {
+    if (buf.size() < kHeaderSize) return std::nullopt;
+    return FieldReader(buf.subspan(8, 4)).u32("length");
+}
+
 Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
                                           std::uint32_t max_payload) {
     const std::size_t magic_seen = std::min(buf.size(), kMagic.size());
@@ -143,8 +148,9 @@ Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
     if (buf.size() > 7 && (buf[6] != 0 || buf[7] != 0)) {
         return invalid("reserved header flags are set");
     }
-    if (buf.size() < kHeaderSize) return std::optional<Frame>();
-    const std::uint32_t len = FieldReader(buf.subspan(8, 4)).u32("length");
+    const std::optional<std::uint32_t> declared = declared_payload(buf);
+    if (!declared) return std::optional<Frame>();
+    const std::uint32_t len = *declared;
     if (len > max_payload) {
         return invalid("message of " + std::to_string(len) + " bytes exceeds the " +
                        std::to_string(max_payload) + "-byte limit");

@@ -85,6 +85,10 @@ struct Frame {
 Result<std::optional<Frame>> decode_frame(std::span<const std::uint8_t> buf,
                                           std::uint32_t max_payload);
 
+// The payload length the header at the front of `buf` declares; nullopt until the header is
+// whole. Unchecked: decode_frame checks it against its cap, this only sizes a receive.
+std::optional<std::uint32_t> declared_payload(std::span<const std::uint8_t> buf);
+
 using Nonce = std::array<std::uint8_t, kNonceSize>;
 using Mac = std::array<std::uint8_t, kMacSize>;
 

@@ -12,10 +12,7 @@ namespace sddp::tcp {
 namespace {
 
 void put_u32(HmacSha256& h, std::uint32_t v) {
-    const std::uint8_t b[4] = {static_cast<std::uint8_t>(v >> 24),
-                               static_cast<std::uint8_t>(v >> 16),
-                               static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v)};
-    h.update(std::span<const std::uint8_t>(b, sizeof b));
+    h.update(be32(v));
 }
 
 // Length-prefixed so that ("ab", "c") and ("a", "bc") hash differently.

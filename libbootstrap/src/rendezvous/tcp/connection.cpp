@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 namespace sddp::tcp {
@@ -15,9 +16,7 @@ namespace {
 
 wire::Mac frame_mac(const HmacKey& key, std::uint8_t label, std::uint64_t seq,
                     const Digest& frame_digest) {
-    std::uint8_t head[9] = {label};
-    for (int i = 0; i < 8; ++i) head[1 + i] = static_cast<std::uint8_t>(seq >> (56 - 8 * i));
-    return key.mac({std::span<const std::uint8_t>(head, sizeof head), frame_digest});
+    return key.mac({std::span<const std::uint8_t>(&label, 1), be64(seq), frame_digest});
 }
 
 }  // namespace
@@ -37,13 +36,11 @@ void Connection::seal(const wire::Mac& session_key, bool client) {
 }
 
 std::size_t Connection::rest_of_frame() const {
-    const std::size_t held = in_.size() - in_pos_;
-    if (held < wire::kHeaderSize) return 0;
-    const std::uint8_t* len = in_.data() + in_pos_ + wire::kHeaderSize - 4;
-    const std::size_t whole = wire::kHeaderSize + (sealed() ? wire::kMacSize : 0) +
-                              ((std::size_t{len[0]} << 24) | (std::size_t{len[1]} << 16) |
-                               (std::size_t{len[2]} << 8) | std::size_t{len[3]});
-    return whole > held ? whole - held : 0;
+    const std::span<const std::uint8_t> held(in_.data() + in_pos_, in_.size() - in_pos_);
+    const std::optional<std::uint32_t> payload = wire::declared_payload(held);
+    if (!payload) return 0;
+    const std::size_t whole = wire::kHeaderSize + *payload + (sealed() ? wire::kMacSize : 0);
+    return whole > held.size() ? whole - held.size() : 0;
 }
 
 void Connection::read_available(std::size_t max_buffered) {
