@@ -145,6 +145,7 @@ Status Join::run() {
                               nullptr);
         }
         node_.pump(deadline);
+        report_joined();
     }
     if (node_.failure()) return *node_.failure();
     if (place_.tree && node_.parent_link() != nullptr) {
@@ -285,14 +286,8 @@ Status Join::connect_parent() {
     l.host = link->host;
     node_.set_parent(l);
     node_.update_interest(l);
-    // The locals welcomed while this rank was joining could not be reported yet (accept_child
-    // reports each at once from now on).
-    wire::Joined early;
-    for (const Link* c : node_.child_links()) {
-        if (c->via_local) early.ranks.push_back(c->rank);
-    }
-    if (!early.ranks.empty())
-        node_.send_to(l, std::make_shared<const Bytes>(wire::encode_joined(early)));
+    // The locals welcomed while this rank was joining could not be reported yet.
+    report_joined();
     // The parent may already have sent more than the welcome (a broadcast right after the
     // join): those bytes sit in the buffer and no epoll event will announce them again.
     node_.process_frames(l);
@@ -650,11 +645,16 @@ void Join::accept_child(Link& link, const wire::Hello& h) {
     } else {
         join_->add_direct(link.id, h.rank, h.local_world_size, h.node_rank);
     }
-    if (!place_.is_root && node_.parent_link() != nullptr) {
-        // Tell rank 0 at once, so that its view of who is missing stays exact.
-        node_.send_to(*node_.parent_link(),
-                      std::make_shared<const Bytes>(wire::encode_joined(wire::Joined{{h.rank}})));
-    }
+    if (!place_.is_root) unreported_.ranks.push_back(h.rank);
+}
+
+// Once per turn of the loop, not once per rank: the ranks welcomed in one turn go up in one
+// frame, which rank 0 checks and counts once. Its view of who is missing stays exact to the turn.
+void Join::report_joined() {
+    if (unreported_.ranks.empty() || node_.parent_link() == nullptr || node_.failure()) return;
+    node_.send_to(*node_.parent_link(),
+                  std::make_shared<const Bytes>(wire::encode_joined(unreported_)));
+    unreported_.ranks.clear();
 }
 
 void Join::on_joined(Link& link, const OwnedFrame& frame) {
@@ -690,10 +690,10 @@ void Join::on_joined(Link& link, const OwnedFrame& frame) {
             return;
         }
     }
-    if (!place_.is_root && node_.parent_link() != nullptr && !joined->ranks.empty()) {
-        // Pass the news up at once, so rank 0's view of who is missing stays exact.
-        node_.send_to(*node_.parent_link(),
-                      std::make_shared<const Bytes>(wire::encode_joined(*joined)));
+    if (!place_.is_root) {
+        // Passed up at the end of this turn, after the ranks welcomed here before them.
+        unreported_.ranks.insert(unreported_.ranks.end(), joined->ranks.begin(),
+                                 joined->ranks.end());
     }
 }
 

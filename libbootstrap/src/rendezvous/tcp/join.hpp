@@ -105,6 +105,8 @@ class Join {
     bool proves_step(const Link& link, const wire::Hello& h) const;
     void welcome(Link& link, const wire::Hello& h);  // sends the welcome, seals the link
     void accept_child(Link& link, const wire::Hello& h);
+    // Sends the parent the ranks welcomed since the last report, if any and the parent is known.
+    void report_joined();
     void expire_handshakes(Clock::time_point now);
     void report_drop(const std::string& address, const char* why);
     bool join_complete() const;
@@ -130,6 +132,7 @@ class Join {
     std::optional<Admission> admission_;  // once listening
     std::optional<JoinAccounting> join_;  // root and node leaders, once the join starts
     std::optional<Error> turning_away_;   // set while turn_away_locals runs
+    wire::Joined unreported_;             // welcomed here, not yet reported to the parent
     int turned_away_ = 0;
     mutable std::size_t refusals_ = 0;
     std::size_t shed_ = 0;
