@@ -12,15 +12,18 @@
 #     maximum rank 0.
 #     Valgrind hides SHA-NI, so Nettle runs its portable SHA-256 there; the native cost of one
 #     64-byte block is printed beside it.
-#   bash bench/harness/where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH]
+#   bash bench/harness/where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH...]
+# (other builds of bootstrap_bench, labelled other, other2, other3, ... in the order given)
 # Env: NS="64 256 1024" REPS=3 CG_N=64 ROUNDS=1 FLOORS="floor-prelisten" (the floors measured
 # beside ours, e.g. FLOORS="authfloor-tree floor-prelisten"; ROUNDS > 1 takes turns and adds the
 # medians). Needs perf (root, for the syscall tracepoints) and
 # valgrind; prints a raw file (header from bench/lib/raw_header.sh) on stdout.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BUILD=${1:?usage: where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH]}
-OTHER=${2:-}
+ARGS="$*"
+BUILD=${1:?usage: where_time_goes.sh BUILD [OTHER_BOOTSTRAP_BENCH...]}
+shift
+OTHERS=("$@")
 NS=${NS:-64 256 1024}
 REPS=${REPS:-3}
 CG_N=${CG_N:-64}
@@ -29,7 +32,7 @@ FLOORS=${FLOORS:-floor-prelisten}
 BENCH=$BUILD/bench/bootstrap_bench
 # shellcheck source=bench/lib/raw_header.sh
 source "$ROOT/bench/lib/raw_header.sh"
-raw_header "bash bench/harness/where_time_goes.sh $* (NS=\"$NS\" REPS=$REPS CG_N=$CG_N ROUNDS=$ROUNDS FLOORS=\"$FLOORS\")"
+raw_header "bash bench/harness/where_time_goes.sh $ARGS (NS=\"$NS\" REPS=$REPS CG_N=$CG_N ROUNDS=$ROUNDS FLOORS=\"$FLOORS\")"
 # Both binaries bind their symbols at start either way (bootstrap_bench re-executes itself so).
 export LD_BIND_NOW=1
 events=context-switches,raw_syscalls:sys_enter,syscalls:sys_enter_connect
@@ -59,7 +62,11 @@ perproc=$(
     for n in $NS; do
         for ((round = 1; round <= ROUNDS; round++)); do
             per_process ours "$BENCH" ours-2level "$n"
-            [[ -n $OTHER ]] && per_process other "$OTHER" ours-2level "$n"
+            for ((i = 0; i < ${#OTHERS[@]}; i++)); do
+                label=other
+                ((i > 0)) && label=other$((i + 1))
+                per_process "$label" "${OTHERS[i]}" ours-2level "$n"
+            done
             for f in $FLOORS; do per_process "$f" "$BENCH" "$f" "$n"; done
         done
     done
