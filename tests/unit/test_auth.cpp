@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 
 #include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
@@ -15,7 +16,7 @@ using namespace sddp::tcp;
 
 namespace {
 
-const std::string kSecret = "0123456789abcdef0123456789abcdef";
+constexpr std::string_view kSecret = "0123456789abcdef0123456789abcdef";
 
 void add(Bytes& b, std::string_view s) {
     b.insert(b.end(), s.begin(), s.end());
