@@ -7,14 +7,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 namespace sddp {
 namespace {
-
-std::span<const std::uint8_t> as_bytes(std::string_view s) {
-    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
 
 // libsodium asks for sodium_init() before any other call: it picks implementations by CPU.
 void init_once() {
@@ -55,7 +52,7 @@ void Sha256::update(std::span<const std::uint8_t> data) {
     crypto_hash_sha256_update(&state_->st, data.data(), data.size());
 }
 void Sha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 Digest Sha256::finish() {
     Digest out{};
@@ -68,7 +65,7 @@ Digest sha256(std::span<const std::uint8_t> data) {
     return h.finish();
 }
 Digest sha256(std::string_view data) {
-    return sha256(as_bytes(data));
+    return sha256(bytes_of(data));
 }
 
 struct HmacSha256::State {
@@ -79,7 +76,7 @@ HmacSha256::HmacSha256(std::span<const std::uint8_t> key) : state_(std::make_uni
     init_once();
     crypto_auth_hmacsha256_init(&state_->st, key.data(), key.size());
 }
-HmacSha256::HmacSha256(std::string_view key) : HmacSha256(as_bytes(key)) {}
+HmacSha256::HmacSha256(std::string_view key) : HmacSha256(bytes_of(key)) {}
 HmacSha256::HmacSha256(std::unique_ptr<State> state) : state_(std::move(state)) {}
 HmacSha256::~HmacSha256() = default;
 HmacSha256::HmacSha256(HmacSha256&&) noexcept = default;
@@ -88,7 +85,7 @@ void HmacSha256::update(std::span<const std::uint8_t> data) {
     crypto_auth_hmacsha256_update(&state_->st, data.data(), data.size());
 }
 void HmacSha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 Digest HmacSha256::finish() {
     Digest out{};

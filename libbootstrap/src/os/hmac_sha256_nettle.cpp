@@ -11,14 +11,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 namespace sddp {
 namespace {
-
-std::span<const std::uint8_t> as_bytes(std::string_view s) {
-    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
 
 [[noreturn]] void used_after_finish(const char* what) {
     (void)std::fprintf(stderr, "slurm-ddp: %s after finish() (a bug in slurm-ddp)\n", what);
@@ -64,7 +61,7 @@ void Sha256::update(std::span<const std::uint8_t> data) {
 }
 
 void Sha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 
 Digest Sha256::finish() {
@@ -85,7 +82,7 @@ Digest sha256(std::span<const std::uint8_t> data) {
 }
 
 Digest sha256(std::string_view data) {
-    return sha256(as_bytes(data));
+    return sha256(bytes_of(data));
 }
 
 // The context holds the inner and outer hashes already keyed, so copying it starts a new MAC.
@@ -98,7 +95,7 @@ HmacSha256::HmacSha256(std::span<const std::uint8_t> key) : state_(std::make_uni
     hmac_sha256_set_key(&state_->ctx, key.size(), key.data());
 }
 
-HmacSha256::HmacSha256(std::string_view key) : HmacSha256(as_bytes(key)) {}
+HmacSha256::HmacSha256(std::string_view key) : HmacSha256(bytes_of(key)) {}
 HmacSha256::HmacSha256(std::unique_ptr<State> state) : state_(std::move(state)) {}
 HmacSha256::~HmacSha256() = default;
 HmacSha256::HmacSha256(HmacSha256&&) noexcept = default;
@@ -110,7 +107,7 @@ void HmacSha256::update(std::span<const std::uint8_t> data) {
 }
 
 void HmacSha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 
 Digest HmacSha256::finish() {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // os/hmac_sha256.hpp over OpenSSL's libcrypto: the FIPS-capable build (SDDP_CRYPTO=openssl).
+#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 #include <openssl/opensslv.h>
@@ -35,10 +36,6 @@
 
 namespace sddp {
 namespace {
-
-std::span<const std::uint8_t> as_bytes(std::string_view s) {
-    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
 
 // libcrypto fails these calls only when it cannot allocate or is broken. The interface returns
 // plain digests, and going on would compare two failed MACs as equal, so stop the process.
@@ -149,7 +146,7 @@ void Sha256::update(std::span<const std::uint8_t> data) {
 }
 
 void Sha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 
 Digest Sha256::finish() {
@@ -167,7 +164,7 @@ Digest sha256(std::span<const std::uint8_t> data) {
 }
 
 Digest sha256(std::string_view data) {
-    return sha256(as_bytes(data));
+    return sha256(bytes_of(data));
 }
 
 #if SDDP_EVP_MAC
@@ -227,14 +224,14 @@ Digest HmacSha256::finish() {
 }
 #endif
 
-HmacSha256::HmacSha256(std::string_view key) : HmacSha256(as_bytes(key)) {}
+HmacSha256::HmacSha256(std::string_view key) : HmacSha256(bytes_of(key)) {}
 HmacSha256::HmacSha256(std::unique_ptr<State> state) : state_(std::move(state)) {}
 HmacSha256::~HmacSha256() = default;
 HmacSha256::HmacSha256(HmacSha256&&) noexcept = default;
 HmacSha256& HmacSha256::operator=(HmacSha256&&) noexcept = default;
 
 void HmacSha256::update(std::string_view data) {
-    update(as_bytes(data));
+    update(bytes_of(data));
 }
 
 HmacKey::HmacKey(std::span<const std::uint8_t> key) : keyed_(key) {}

@@ -15,8 +15,7 @@ std::string to_hex(std::span<const std::uint8_t> data) {
 }
 
 std::string to_hex(std::string_view data) {
-    return to_hex(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(data.data()),
-                                                data.size()));
+    return to_hex(bytes_of(data));
 }
 
 int hex_digit(char c) {

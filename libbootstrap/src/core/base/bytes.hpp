@@ -16,6 +16,11 @@ namespace sddp {
 
 using Bytes = std::vector<std::uint8_t>;
 
+// A string's bytes, for a hash or MAC's input: no copy.
+inline std::span<const std::uint8_t> bytes_of(std::string_view s) {
+    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
+}
+
 // Lower-case hex.
 std::string to_hex(std::span<const std::uint8_t> data);
 std::string to_hex(std::string_view data);

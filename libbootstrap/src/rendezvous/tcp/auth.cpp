@@ -14,12 +14,6 @@
 namespace sddp::tcp {
 namespace {
 
-using Part = std::span<const std::uint8_t>;
-
-Part bytes_of(std::string_view s) {
-    return {reinterpret_cast<const std::uint8_t*>(s.data()), s.size()};
-}
-
 std::array<std::uint8_t, 4> u32(std::int32_t v) {
     return be32(static_cast<std::uint32_t>(v));
 }
