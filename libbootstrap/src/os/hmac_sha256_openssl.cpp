@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
 // os/hmac_sha256.hpp over OpenSSL's libcrypto: the FIPS-capable build (SDDP_CRYPTO=openssl).
-#include "core/base/bytes.hpp"
 #include "os/hmac_sha256.hpp"
 
 #include <openssl/opensslv.h>
@@ -33,6 +32,8 @@
 #else
 #include <openssl/hmac.h>
 #endif
+
+#include "core/base/bytes.hpp"
 
 namespace sddp {
 namespace {
